@@ -1,0 +1,153 @@
+/* cmd.h - what a command handler sees, and the command table.
+ *
+ * A handler is `void name(cmd_ctx *c)`. It reads c->argv[0..argc), works on
+ * the keyspace through the db_* functions of shard/db.h (getting the right
+ * database with ctx_db), and writes exactly one reply with the reply_*
+ * helpers below. It runs on one shard thread:
+ *   - the connection's own shard, when every key is local;
+ *   - the keys' shard, when they all live on one other shard (c->sess is
+ *     NULL there: no session state, only c->dbid and c->resp);
+ *   - the coordinating shard of a transaction that holds the locks of every
+ *     shard involved (c->tx != NULL); ctx_db then finds each key's shard.
+ * Handlers never block and never touch a socket. Each family file
+ * (string.c, keys.c, ...) defines <family>_register() which adds its rows to
+ * the table with cmd_register. */
+#ifndef SHOAL_CMD_H
+#define SHOAL_CMD_H
+#include "lib/buf.h"
+#include "proto/resp.h"
+#include <stddef.h>
+#include <stdint.h>
+
+struct shard;
+struct db;
+struct session;
+struct tx;
+
+/* Command flags (the COMMAND reply shows the Redis-visible ones). */
+enum {
+    CMD_WRITE = 1 << 0,
+    CMD_READONLY = 1 << 1,
+    CMD_FAST = 1 << 2,
+    CMD_ALLSHARDS = 1 << 3, /* keyless but needs every shard (DBSIZE, KEYS) */
+    CMD_DENYOOM = 1 << 4,
+    CMD_ADMIN = 1 << 5,
+    CMD_NOSCRIPT = 1 << 6,
+    CMD_LOADING = 1 << 7,
+    CMD_STALE = 1 << 8,
+    CMD_PUBSUB = 1 << 9,
+    CMD_NOAUTH = 1 << 10,
+    CMD_SESSION = 1 << 11, /* touches connection state: always local */
+    CMD_RANDOM = 1 << 12,  /* routed by a custom rule (e.g. SCAN by cursor) */
+    CMD_BLOCKING = 1 << 13,
+    CMD_ALLOWBUSY = 1 << 14,
+    CMD_MOVABLEKEYS = 1 << 15,
+};
+
+typedef struct cmd_ctx cmd_ctx;
+typedef void cmd_proc(cmd_ctx *c);
+/* Returns the number of key positions written to pos (at most max);
+ * used when keys are not a first/last/step range (SORT, ZUNIONSTORE...). */
+typedef int cmd_keys_fn(int argc, const char **argv, const size_t *argl, int *pos, int max);
+
+typedef struct command {
+    const char *name;  /* lowercase; subcommands "config|get" */
+    cmd_proc *proc;
+    int arity;         /* Redis convention: -N means at least N */
+    uint32_t flags;
+    int first, last, step; /* key positions; last < 0 counts from the end */
+    cmd_keys_fn *keys;     /* overrides first/last/step when set */
+    const char *group;     /* COMMAND DOCS group: string, generic, server... */
+    const char *summary;
+    const char *since;
+    const char *acl;       /* ACL categories, space separated, without '@' */
+    struct command *subs;  /* subcommand rows (container commands) */
+    int nsubs;
+} command;
+
+struct cmd_ctx {
+    struct shard *sh;      /* executing shard */
+    struct session *sess;  /* NULL when run remotely */
+    struct tx *tx;         /* set when run under a multi-shard lock */
+    const command *cmd;
+    int argc;
+    const char **argv;
+    const size_t *argl;
+    int dbid;
+    int resp; /* 2 or 3 */
+    buf *out;
+};
+
+/* The database holding key in this context. */
+struct db *ctx_db(cmd_ctx *c, const char *key, size_t klen);
+/* Database `dbid` of shard index s (for commands that walk every shard). */
+struct db *ctx_shard_db(cmd_ctx *c, int s, int dbid);
+/* Shards this context may touch: every shard under a transaction, else only
+ * the executing shard. Fills ids, returns the count. */
+int ctx_shards(cmd_ctx *c, int *ids);
+/* Current time in ms, stable within a command (as Redis's cached time). */
+int64_t ctx_now(cmd_ctx *c);
+
+/* Registration and lookup. */
+void cmd_register(const command *rows, int n);
+const command *cmd_lookup(const char *name, size_t len);
+const command *cmd_lookup_sub(const command *parent, const char *name, size_t len);
+void cmd_table_init(void); /* calls every family's register function */
+int cmd_count(void);
+void cmd_foreach(void (*fn)(const command *c, void *ud), void *ud);
+/* Key positions of a parsed command; returns count (<= max). */
+int cmd_key_positions(const command *cmd, int argc, const char **argv, const size_t *argl, int *pos, int max);
+
+/* ---- replies (exactly one top-level reply per command) ---- */
+static inline void reply_ok(cmd_ctx *c) { buf_add(c->out, "+OK\r\n", 5); }
+static inline void reply_simple(cmd_ctx *c, const char *s) { resp_simple(c->out, s); }
+static inline void reply_int(cmd_ctx *c, long long v) { resp_int(c->out, v); }
+static inline void reply_bulk(cmd_ctx *c, const char *s, size_t n) { resp_bulk(c->out, s, n); }
+static inline void reply_bulk_ll(cmd_ctx *c, long long v) { resp_bulk_ll(c->out, v); }
+static inline void reply_cstr(cmd_ctx *c, const char *s) { resp_bulk(c->out, s, strlen(s)); }
+static inline void reply_null(cmd_ctx *c) { resp_null(c->out, c->resp); }
+static inline void reply_null_array(cmd_ctx *c) { resp_null_array(c->out, c->resp); }
+static inline void reply_array(cmd_ctx *c, long long n) { resp_array(c->out, n); }
+static inline void reply_map(cmd_ctx *c, long long pairs) { resp_map(c->out, c->resp, pairs); }
+static inline void reply_set(cmd_ctx *c, long long n) { resp_set(c->out, c->resp, n); }
+static inline void reply_double(cmd_ctx *c, double d) { resp_double(c->out, c->resp, d); }
+static inline void reply_bool(cmd_ctx *c, int v) { resp_bool(c->out, c->resp, v); }
+static inline void reply_verbatim(cmd_ctx *c, const char *s, size_t n) { resp_verbatim(c->out, c->resp, s, n); }
+/* Error text without the leading '-': "ERR syntax error". */
+void reply_error(cmd_ctx *c, const char *msg);
+void reply_errorf(cmd_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Array of unknown length: remember the position, then fill the count. */
+static inline size_t reply_defer(cmd_ctx *c) { return c->out->len; }
+void reply_defer_array(cmd_ctx *c, size_t at, long long n);
+void reply_defer_map(cmd_ctx *c, size_t at, long long pairs);
+void reply_defer_set(cmd_ctx *c, size_t at, long long n);
+
+/* Statuses that several families share become error text here only. */
+enum {
+    ST_OK = 0,
+    ST_WRONGTYPE = -1,
+    ST_NOTINT = -2,
+    ST_OVERFLOW = -3,
+    ST_SYNTAX = -4,
+    ST_NOTFLOAT = -5,
+    ST_NOKEY = -6,
+    ST_RANGE = -7,    /* index out of range */
+    ST_TOOBIG = -8,   /* string exceeds maximum allowed size */
+    ST_BADBIT = -9,   /* bit offset is not an integer or out of range */
+    ST_DBRANGE = -10, /* DB index is out of range */
+    ST_NAN = -11,     /* increment would produce NaN or Infinity */
+    ST_NOTINT_TIMEOUT = -12,
+};
+void reply_status(cmd_ctx *c, int status);
+void reply_arity(cmd_ctx *c); /* wrong number of arguments for '<cmd>' */
+
+/* Argument helpers: return 1 on success, else reply the error and return 0. */
+int arg_ll(cmd_ctx *c, int i, long long *v);            /* "value is not an integer or out of range" */
+int arg_double(cmd_ctx *c, int i, double *v);           /* "value is not a valid float" */
+int arg_ld(cmd_ctx *c, int i, long double *v);
+static inline int arg_is(cmd_ctx *c, int i, const char *lit);
+#include "lib/util.h"
+static inline int arg_is(cmd_ctx *c, int i, const char *lit) {
+    return i < c->argc && str_eq_ci(c->argv[i], c->argl[i], lit);
+}
+#endif

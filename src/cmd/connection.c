@@ -1,0 +1,384 @@
+/* connection.c - connection commands: PING ECHO SELECT HELLO QUIT RESET
+ * CLIENT. Everything but PING/ECHO touches session state, so those run on
+ * the connection's own shard (CMD_SESSION); CLIENT LIST/KILL see every
+ * shard's connections under a transaction. */
+#include "cmd/cmd.h"
+#include "lib/mem.h"
+#include "net/conn.h"
+#include "server/config.h"
+#include "server/engine.h"
+#include "shard/shard.h"
+#include <stdio.h>
+
+/* PING [message] */
+static void ping_cmd(cmd_ctx *c) {
+    if (c->argc > 2) {
+        reply_arity(c);
+        return;
+    }
+    if (c->argc == 2) reply_bulk(c, c->argv[1], c->argl[1]);
+    else reply_simple(c, "PONG");
+}
+
+/* ECHO message */
+static void echo_cmd(cmd_ctx *c) { reply_bulk(c, c->argv[1], c->argl[1]); }
+
+/* SELECT index */
+static void select_cmd(cmd_ctx *c) {
+    long long id;
+    if (!str2ll(c->argv[1], c->argl[1], &id)) {
+        reply_status(c, ST_NOTINT);
+        return;
+    }
+    if (id < 0 || id >= cfg.databases_i) {
+        reply_status(c, ST_DBRANGE);
+        return;
+    }
+    c->sess->db = (int)id;
+    reply_ok(c);
+}
+
+static int valid_name(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '!' || s[i] > '~') return 0;
+    return 1;
+}
+
+static void set_name(session *s, const char *name, size_t n) {
+    zfree(s->name);
+    s->name = n ? zstrndup(name, n) : NULL;
+}
+
+static void hello_reply(cmd_ctx *c) {
+    session *s = c->sess;
+    reply_map(c, 7);
+    reply_cstr(c, "server");
+    reply_cstr(c, "redis");
+    reply_cstr(c, "version");
+    reply_cstr(c, "7.0.15");
+    reply_cstr(c, "proto");
+    reply_int(c, s->resp);
+    reply_cstr(c, "id");
+    reply_int(c, (long long)s->id);
+    reply_cstr(c, "mode");
+    reply_cstr(c, "standalone");
+    reply_cstr(c, "role");
+    reply_cstr(c, "master");
+    reply_cstr(c, "modules");
+    reply_array(c, 0);
+}
+
+/* HELLO [protover [AUTH username password] [SETNAME clientname]] */
+static void hello_cmd(cmd_ctx *c) {
+    long long ver = 0;
+    int i = 1;
+    if (c->argc >= 2) {
+        if (!str2ll(c->argv[1], c->argl[1], &ver)) {
+            reply_error(c, "ERR Protocol version is not an integer or out of range");
+            return;
+        }
+        i = 2;
+        if (ver < 2 || ver > 3) {
+            reply_error(c, "NOPROTO unsupported protocol version");
+            return;
+        }
+    }
+    const char *name = NULL;
+    size_t namel = 0;
+    for (; i < c->argc; i++) {
+        int more = c->argc - i - 1;
+        if (arg_is(c, i, "auth") && more >= 2) {
+            if (!str_eq_ci(c->argv[i + 1], c->argl[i + 1], "default")) {
+                reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
+                return;
+            }
+            i += 2;
+        } else if (arg_is(c, i, "setname") && more >= 1) {
+            name = c->argv[i + 1];
+            namel = c->argl[i + 1];
+            if (!valid_name(name, namel)) {
+                reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
+                return;
+            }
+            i++;
+        } else {
+            reply_errorf(c, "ERR Syntax error in HELLO option '%.*s'", (int)c->argl[i], c->argv[i]);
+            return;
+        }
+    }
+    if (name) set_name(c->sess, name, namel);
+    if (ver) c->sess->resp = (int)ver;
+    c->resp = c->sess->resp;
+    hello_reply(c);
+}
+
+/* QUIT */
+static void quit_cmd(cmd_ctx *c) {
+    reply_ok(c);
+    c->sess->flags |= SESS_CLOSE_AFTER_REPLY;
+}
+
+/* RESET */
+static void reset_cmd(cmd_ctx *c) {
+    session *s = c->sess;
+    s->db = 0;
+    s->resp = 2;
+    c->resp = 2;
+    set_name(s, NULL, 0);
+    s->flags &= ~(SESS_REPLY_OFF | SESS_REPLY_SKIP | SESS_REPLY_SKIP_NEXT | SESS_NO_EVICT);
+    reply_simple(c, "RESET");
+}
+
+/* ---- CLIENT ---- */
+
+static void client_id(cmd_ctx *c) { reply_int(c, (long long)c->sess->id); }
+
+static void client_setname(cmd_ctx *c) {
+    if (!valid_name(c->argv[2], c->argl[2])) {
+        reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
+        return;
+    }
+    set_name(c->sess, c->argv[2], c->argl[2]);
+    reply_ok(c);
+}
+
+static void client_getname(cmd_ctx *c) {
+    if (c->sess->name) reply_cstr(c, c->sess->name);
+    else reply_null(c);
+}
+
+static void describe_session(session *s, buf *o, int64_t now) {
+    if (s->conn) {
+        conn_describe(s->conn, o, now);
+        return;
+    }
+    buf_printf(o, "id=%llu addr= laddr= fd=-1 name=%s age=0 idle=0 flags=N db=%d cmd=%s user=default resp=%d\n",
+               (unsigned long long)s->id, s->name ? s->name : "", s->db, s->lastcmd, s->resp);
+}
+
+static void client_info(cmd_ctx *c) {
+    buf o = {0};
+    describe_session(c->sess, &o, ctx_now(c));
+    reply_verbatim(c, o.p, o.len);
+    buf_free(&o);
+}
+
+/* CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...] */
+static void client_list(cmd_ctx *c) {
+    int type_ok = 1;
+    long long ids[64];
+    int nids = 0;
+    for (int i = 2; i < c->argc; i++) {
+        if (arg_is(c, i, "type") && i + 1 < c->argc) {
+            i++;
+            if (arg_is(c, i, "normal")) type_ok = 1;
+            else if (arg_is(c, i, "master") || arg_is(c, i, "replica") || arg_is(c, i, "slave") ||
+                     arg_is(c, i, "pubsub"))
+                type_ok = 0;
+            else {
+                reply_errorf(c, "ERR Unknown client type '%.*s'", (int)c->argl[i], c->argv[i]);
+                return;
+            }
+        } else if (arg_is(c, i, "id") && i + 1 < c->argc) {
+            for (i++; i < c->argc && nids < 64; i++) {
+                long long v;
+                if (!str2ll(c->argv[i], c->argl[i], &v) || v <= 0) {
+                    reply_error(c, "ERR Invalid client ID");
+                    return;
+                }
+                ids[nids++] = v;
+            }
+        } else {
+            reply_status(c, ST_SYNTAX);
+            return;
+        }
+    }
+    buf o = {0};
+    if (type_ok) {
+        int sids[MAX_SHARDS], n = ctx_shards(c, sids);
+        for (int k = 0; k < n; k++)
+            for (conn *x = shards[sids[k]]->conns; x; x = x->all_next) {
+                if (nids) {
+                    int hit = 0;
+                    for (int j = 0; j < nids; j++) hit |= (unsigned long long)ids[j] == x->s.id;
+                    if (!hit) continue;
+                }
+                conn_describe(x, &o, ctx_now(c));
+            }
+        if (!c->sess->conn) describe_session(c->sess, &o, ctx_now(c));
+    }
+    reply_verbatim(c, o.p ? o.p : "", o.len);
+    buf_free(&o);
+}
+
+/* CLIENT KILL ip:port | CLIENT KILL [ID id] [ADDR a] [LADDR a] [SKIPME yes|no] ... */
+static void client_kill(cmd_ctx *c) {
+    long long id = 0;
+    const char *addr = NULL, *laddr = NULL;
+    size_t addrl = 0, laddrl = 0;
+    int skipme = 1, legacy = c->argc == 3;
+    if (legacy) {
+        addr = c->argv[2];
+        addrl = c->argl[2];
+        skipme = 0;
+    } else {
+        if ((c->argc - 2) % 2) {
+            reply_status(c, ST_SYNTAX);
+            return;
+        }
+        for (int i = 2; i < c->argc; i += 2) {
+            if (arg_is(c, i, "id")) {
+                if (!str2ll(c->argv[i + 1], c->argl[i + 1], &id) || id <= 0) {
+                    reply_error(c, "ERR client-id should be greater than 0");
+                    return;
+                }
+            } else if (arg_is(c, i, "addr")) {
+                addr = c->argv[i + 1];
+                addrl = c->argl[i + 1];
+            } else if (arg_is(c, i, "laddr")) {
+                laddr = c->argv[i + 1];
+                laddrl = c->argl[i + 1];
+            } else if (arg_is(c, i, "skipme")) {
+                if (arg_is(c, i + 1, "yes")) skipme = 1;
+                else if (arg_is(c, i + 1, "no")) skipme = 0;
+                else {
+                    reply_status(c, ST_SYNTAX);
+                    return;
+                }
+            } else if (arg_is(c, i, "type")) {
+                if (!arg_is(c, i + 1, "normal") && !arg_is(c, i + 1, "master") && !arg_is(c, i + 1, "replica") &&
+                    !arg_is(c, i + 1, "slave") && !arg_is(c, i + 1, "pubsub")) {
+                    reply_errorf(c, "ERR Unknown client type '%.*s'", (int)c->argl[i + 1], c->argv[i + 1]);
+                    return;
+                }
+                if (!arg_is(c, i + 1, "normal")) id = -1; /* matches nobody */
+            } else if (arg_is(c, i, "user")) {
+                if (!arg_is(c, i + 1, "default")) {
+                    reply_errorf(c, "ERR No such user '%.*s'", (int)c->argl[i + 1], c->argv[i + 1]);
+                    return;
+                }
+            } else {
+                reply_status(c, ST_SYNTAX);
+                return;
+            }
+        }
+    }
+    long long killed = 0;
+    int sids[MAX_SHARDS], n = ctx_shards(c, sids);
+    for (int k = 0; k < n; k++)
+        for (conn *x = shards[sids[k]]->conns; x; x = x->all_next) {
+            if (id && (id < 0 || x->s.id != (unsigned long long)id)) continue;
+            if (addr && (strlen(x->addr) != addrl || memcmp(x->addr, addr, addrl))) continue;
+            if (laddr && (strlen(x->laddr) != laddrl || memcmp(x->laddr, laddr, laddrl))) continue;
+            if (skipme && &x->s == c->sess) continue;
+            /* The owning shard closes it (it may be another thread). */
+            __atomic_fetch_or(&x->s.flags, SESS_CLOSE_ASAP, __ATOMIC_RELAXED);
+            killed++;
+        }
+    if (legacy) {
+        if (killed) reply_ok(c);
+        else reply_error(c, "ERR No such client");
+        return;
+    }
+    reply_int(c, killed);
+}
+
+/* CLIENT REPLY ON|OFF|SKIP */
+static void client_reply(cmd_ctx *c) {
+    session *s = c->sess;
+    if (arg_is(c, 2, "on")) {
+        s->flags &= ~(SESS_REPLY_OFF | SESS_REPLY_SKIP_NEXT | SESS_REPLY_SKIP);
+        reply_ok(c);
+    } else if (arg_is(c, 2, "off")) {
+        s->flags |= SESS_REPLY_OFF;
+    } else if (arg_is(c, 2, "skip")) {
+        if (!(s->flags & SESS_REPLY_OFF)) s->flags |= SESS_REPLY_SKIP_NEXT;
+    } else {
+        reply_status(c, ST_SYNTAX);
+    }
+}
+
+/* CLIENT NO-EVICT ON|OFF */
+static void client_noevict(cmd_ctx *c) {
+    if (arg_is(c, 2, "on")) c->sess->flags |= SESS_NO_EVICT;
+    else if (arg_is(c, 2, "off")) c->sess->flags &= ~SESS_NO_EVICT;
+    else {
+        reply_status(c, ST_SYNTAX);
+        return;
+    }
+    reply_ok(c);
+}
+
+static void client_help(cmd_ctx *c) {
+    static const char *lines[] = {
+        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GETNAME",
+        "    Return the name of the current connection.",
+        "ID",
+        "    Return the ID of the current connection.",
+        "INFO",
+        "    Return information about the current client connection.",
+        "KILL <ip:port>",
+        "    Kill connection made from <ip:port>.",
+        "KILL <option> <value> [<option> <value> [...]]",
+        "    Kill connections. Options are: ID, ADDR, LADDR, SKIPME, TYPE, USER.",
+        "LIST [options ...]",
+        "    Return information about client connections. Options: TYPE, ID.",
+        "NO-EVICT (ON|OFF)",
+        "    Protect current client connection from eviction.",
+        "REPLY (ON|OFF|SKIP)",
+        "    Control the replies sent to the current connection.",
+        "SETNAME <name>",
+        "    Assign the name <name> to the current connection.",
+        "HELP",
+        "    Print this help.",
+    };
+    int n = (int)(sizeof lines / sizeof lines[0]);
+    reply_array(c, n);
+    for (int i = 0; i < n; i++) reply_simple(c, lines[i]);
+}
+
+#define SESS CMD_SESSION
+static command client_subs[] = {
+    {.name = "client|id", .proc = client_id, .arity = 2, .flags = SESS, .group = "connection", .since = "5.0.0",
+     .acl = "slow connection", .summary = "Returns the client ID for the current connection"},
+    {.name = "client|setname", .proc = client_setname, .arity = 3, .flags = SESS, .group = "connection",
+     .since = "2.6.9", .acl = "slow connection", .summary = "Set the current connection name"},
+    {.name = "client|getname", .proc = client_getname, .arity = 2, .flags = SESS, .group = "connection",
+     .since = "2.6.9", .acl = "slow connection", .summary = "Get the current connection name"},
+    {.name = "client|info", .proc = client_info, .arity = 2, .flags = SESS, .group = "connection",
+     .since = "6.2.0", .acl = "slow connection", .summary = "Returns information about the current client connection."},
+    {.name = "client|list", .proc = client_list, .arity = -2, .flags = CMD_ADMIN | CMD_ALLSHARDS,
+     .group = "connection", .since = "2.4.0", .acl = "admin slow dangerous connection",
+     .summary = "Get the list of client connections"},
+    {.name = "client|kill", .proc = client_kill, .arity = -3, .flags = CMD_ADMIN | CMD_ALLSHARDS,
+     .group = "connection", .since = "2.4.0", .acl = "admin slow dangerous connection",
+     .summary = "Kill the connection of a client"},
+    {.name = "client|reply", .proc = client_reply, .arity = 3, .flags = SESS, .group = "connection",
+     .since = "3.2.0", .acl = "slow connection", .summary = "Instruct the server whether to reply to commands"},
+    {.name = "client|no-evict", .proc = client_noevict, .arity = 3, .flags = SESS | CMD_ADMIN,
+     .group = "connection", .since = "7.0.0", .acl = "admin slow dangerous connection",
+     .summary = "Set client eviction mode for the current connection"},
+    {.name = "client|help", .proc = client_help, .arity = 2, .flags = SESS, .group = "connection",
+     .since = "5.0.0", .acl = "slow connection", .summary = "Show helpful text about the different subcommands"},
+};
+
+static const command rows[] = {
+    {.name = "ping", .proc = ping_cmd, .arity = -1, .flags = CMD_FAST, .group = "connection", .since = "1.0.0",
+     .acl = "fast connection", .summary = "Ping the server"},
+    {.name = "echo", .proc = echo_cmd, .arity = 2, .flags = CMD_FAST, .group = "connection", .since = "1.0.0",
+     .acl = "fast connection", .summary = "Echo the given string"},
+    {.name = "select", .proc = select_cmd, .arity = 2, .flags = CMD_FAST | SESS, .group = "connection",
+     .since = "1.0.0", .acl = "fast connection", .summary = "Change the selected database for the current connection"},
+    {.name = "hello", .proc = hello_cmd, .arity = -1, .flags = CMD_FAST | SESS | CMD_NOAUTH, .group = "connection",
+     .since = "6.0.0", .acl = "fast connection", .summary = "Handshake with Redis"},
+    {.name = "quit", .proc = quit_cmd, .arity = -1, .flags = CMD_FAST | SESS | CMD_NOAUTH, .group = "connection",
+     .since = "1.0.0", .acl = "fast connection", .summary = "Close the connection"},
+    {.name = "reset", .proc = reset_cmd, .arity = 1, .flags = CMD_FAST | SESS | CMD_NOAUTH, .group = "connection",
+     .since = "6.2.0", .acl = "fast connection", .summary = "Reset the connection"},
+    {.name = "client", .arity = -2, .group = "connection", .since = "2.4.0", .acl = "slow",
+     .summary = "A container for client connection commands", .subs = client_subs,
+     .nsubs = (int)(sizeof client_subs / sizeof client_subs[0])},
+};
+
+void connection_register(void) { cmd_register(rows, (int)(sizeof rows / sizeof rows[0])); }

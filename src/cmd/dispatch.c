@@ -1,0 +1,139 @@
+/* dispatch.c - see dispatch.h. */
+#include "cmd/dispatch.h"
+#include "lib/clock.h"
+#include "lib/mem.h"
+#include "shard/msg.h"
+#include "shard/shard.h"
+#include "shard/tx.h"
+#include <ctype.h>
+#include <stdio.h>
+
+const command *dispatch_resolve(int argc, const char **argv, const size_t *argl, char *err, size_t errlen) {
+    const command *cmd = cmd_lookup(argv[0], argl[0]);
+    if (!cmd) {
+        /* "unknown command 'x', with args beginning with: 'a' 'b' " */
+        int n = snprintf(err, errlen, "ERR unknown command '%.*s', with args beginning with: ",
+                         (int)(argl[0] > 128 ? 128 : argl[0]), argv[0]);
+        size_t used = 0;
+        for (int i = 1; i < argc && used < 128 && n > 0 && (size_t)n < errlen - 1; i++) {
+            int room = 128 - (int)used;
+            int w = snprintf(err + n, errlen - (size_t)n, "'%.*s' ", (int)argl[i] < room ? (int)argl[i] : room,
+                             argv[i]);
+            if (w < 0) break;
+            used += (size_t)w;
+            n += w;
+            if ((size_t)n >= errlen) break;
+        }
+        return NULL;
+    }
+    if (cmd->nsubs) {
+        if (argc < 2) {
+            snprintf(err, errlen, "ERR wrong number of arguments for '%s' command", cmd->name);
+            return NULL;
+        }
+        const command *sub = cmd_lookup_sub(cmd, argv[1], argl[1]);
+        if (!sub) {
+            char up[64];
+            size_t k = 0;
+            for (; cmd->name[k] && k < sizeof up - 1; k++) up[k] = (char)toupper((unsigned char)cmd->name[k]);
+            up[k] = 0;
+            snprintf(err, errlen, "ERR unknown subcommand '%.*s'. Try %s HELP.", (int)(argl[1] > 128 ? 128 : argl[1]),
+                     argv[1], up);
+            return NULL;
+        }
+        cmd = sub;
+    }
+    if ((cmd->arity > 0 && argc != cmd->arity) || (cmd->arity < 0 && argc < -cmd->arity)) {
+        snprintf(err, errlen, "ERR wrong number of arguments for '%s' command", cmd->name);
+        return NULL;
+    }
+    return cmd;
+}
+
+void exec_command(cmd_ctx *c) {
+    shard *sh = c->sh;
+    sh->now_ms = mstime();
+    sh->stat_commands++;
+    c->cmd->proc(c);
+}
+
+static void run_local(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, buf *out) {
+    cmd_ctx c = {.sh = s->sh, .sess = s, .cmd = cmd, .argc = argc, .argv = argv, .argl = argl,
+                 .dbid = s->db, .resp = s->resp, .out = out};
+    exec_command(&c);
+}
+
+static void send_batch(session *s, int dst, const command *cmd, int argc, const char **argv, const size_t *argl,
+                       int discard) {
+    shard *sh = s->sh;
+    outbox *ob = &sh->out[dst];
+    if (ob->batch && ob->batch->args.len > (1u << 20)) {
+        msg *full = ob->batch;
+        ob->batch = NULL;
+        shard_send(sh, dst, full);
+    }
+    if (!ob->batch) ob->batch = msg_new(SM_BATCH, sh->id);
+    batch_item *it = msg_batch_add(ob->batch, cmd, argc, argv, argl);
+    it->conn = s->conn;
+    it->slot = conn_pending_slot(s->conn);
+    it->slot->discard = discard;
+    it->dbid = (uint8_t)s->db;
+    it->resp = (uint8_t)s->resp;
+    s->conn->inflight++;
+    sh->out_dirty = 1;
+    sh->stat_remote_batches++;
+}
+
+void dispatch_command(session *s, int argc, const char **argv, const size_t *argl) {
+    char err[512];
+    const command *cmd = dispatch_resolve(argc, argv, argl, err, sizeof err);
+    if (s->flags & SESS_REPLY_SKIP_NEXT) {
+        s->flags &= ~SESS_REPLY_SKIP_NEXT;
+        s->flags |= SESS_REPLY_SKIP;
+    }
+    int discard = (s->flags & (SESS_REPLY_OFF | SESS_REPLY_SKIP)) != 0;
+    buf scratch = {0};
+    if (!cmd) {
+        resp_error(discard ? &scratch : session_reply_buf(s), err);
+        buf_free(&scratch);
+        s->flags &= ~SESS_REPLY_SKIP;
+        return;
+    }
+    size_t nl = strlen(cmd->name);
+    if (nl >= sizeof s->lastcmd) nl = sizeof s->lastcmd - 1;
+    memcpy(s->lastcmd, cmd->name, nl);
+    s->lastcmd[nl] = 0;
+
+    int route_local = !s->conn || nshards == 1 || (cmd->flags & CMD_SESSION);
+    if (!route_local) {
+        int ids[MAX_SHARDS], n = 0;
+        if (cmd->flags & CMD_ALLSHARDS) {
+            for (int i = 0; i < nshards; i++) ids[n++] = i;
+        } else {
+            int posbuf[64];
+            int *pos = posbuf;
+            int maxk = argc < 64 ? 64 : argc;
+            if (maxk > 64) pos = zmalloc(sizeof(int) * (size_t)maxk);
+            int nk = cmd_key_positions(cmd, argc, argv, argl, pos, maxk);
+            uint64_t mask = 0;
+            for (int i = 0; i < nk; i++) mask |= 1ull << shard_of_key(argv[pos[i]], argl[pos[i]]);
+            if (pos != posbuf) zfree(pos);
+            for (int i = 0; i < nshards; i++)
+                if (mask & (1ull << i)) ids[n++] = i;
+        }
+        if (n == 0 || (n == 1 && ids[0] == s->sh->id)) {
+            route_local = 1;
+        } else if (n == 1) {
+            send_batch(s, ids[0], cmd, argc, argv, argl, discard);
+            s->flags &= ~SESS_REPLY_SKIP;
+            return;
+        } else {
+            tx_begin(s, cmd, argc, argv, argl, ids, n, discard);
+            s->flags &= ~SESS_REPLY_SKIP;
+            return;
+        }
+    }
+    run_local(s, cmd, argc, argv, argl, discard ? &scratch : session_reply_buf(s));
+    buf_free(&scratch);
+    s->flags &= ~SESS_REPLY_SKIP;
+}

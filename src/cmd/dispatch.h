@@ -1,0 +1,16 @@
+/* dispatch.h - from a parsed command to its execution: lookup, arity,
+ * routing by the keys' shards (inline, batch to one other shard, or a
+ * transaction over several), and the reply-suppression of CLIENT REPLY. */
+#ifndef SHOAL_DISPATCH_H
+#define SHOAL_DISPATCH_H
+#include "cmd/cmd.h"
+#include "net/conn.h"
+
+/* Runs (or routes) one command of session s. Any shard thread; in the
+ * embedded engine (s->conn == NULL) everything runs inline. */
+void dispatch_command(session *s, int argc, const char **argv, const size_t *argl);
+/* Executes a resolved command in ctx (counts statistics). */
+void exec_command(cmd_ctx *c);
+/* Resolves container subcommands; NULL when none (error already known). */
+const command *dispatch_resolve(int argc, const char **argv, const size_t *argl, char *err, size_t errlen);
+#endif

@@ -1,0 +1,84 @@
+/* mem.c - see mem.h. Counters are written only by their owning thread with
+ * relaxed atomic stores (no lock prefix) and read by anyone. */
+#include "lib/mem.h"
+#include <mimalloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int64_t used_slots[MEM_MAX_THREADS];
+static _Thread_local int64_t *my_used = &used_slots[0];
+
+static void oom(size_t n) {
+    fprintf(stderr, "shoal: out of memory allocating %zu bytes\n", n);
+    abort();
+}
+
+static inline void account(int64_t d) {
+    int64_t v = __atomic_load_n(my_used, __ATOMIC_RELAXED);
+    __atomic_store_n(my_used, v + d, __ATOMIC_RELAXED);
+}
+
+void *zmalloc(size_t n) {
+    void *p = mi_malloc(n);
+    if (!p) oom(n);
+    account((int64_t)mi_usable_size(p));
+    return p;
+}
+
+void *zcalloc(size_t n) {
+    void *p = mi_zalloc(n);
+    if (!p) oom(n);
+    account((int64_t)mi_usable_size(p));
+    return p;
+}
+
+void *zrealloc(void *p, size_t n) {
+    if (!p) return zmalloc(n);
+    size_t old = mi_usable_size(p);
+    void *q = mi_realloc(p, n);
+    if (!q) oom(n);
+    account((int64_t)mi_usable_size(q) - (int64_t)old);
+    return q;
+}
+
+void zfree(void *p) {
+    if (!p) return;
+    account(-(int64_t)mi_usable_size(p));
+    mi_free(p);
+}
+
+char *zstrndup(const char *s, size_t n) {
+    char *p = zmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+size_t zmalloc_size(const void *p) { return mi_usable_size(p); }
+
+void mem_thread_init(int slot) {
+    if (slot < 0 || slot >= MEM_MAX_THREADS) slot = 0;
+    my_used = &used_slots[slot];
+}
+
+int64_t mem_used(void) {
+    int64_t s = 0;
+    for (int i = 0; i < MEM_MAX_THREADS; i++) s += __atomic_load_n(&used_slots[i], __ATOMIC_RELAXED);
+    return s;
+}
+
+int64_t mem_used_slot(int slot) {
+    if (slot < 0 || slot >= MEM_MAX_THREADS) return 0;
+    return __atomic_load_n(&used_slots[slot], __ATOMIC_RELAXED);
+}
+
+size_t mem_rss(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return 0;
+    unsigned long size = 0, res = 0;
+    if (fscanf(f, "%lu %lu", &size, &res) != 2) res = 0;
+    fclose(f);
+    return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
+}

@@ -1,0 +1,32 @@
+/* mem.h - allocation wrappers over mimalloc with per-thread accounting.
+ *
+ * Every allocation of the engine goes through zmalloc & co. Each thread
+ * (main, shard i) registers a slot once; allocations and frees made by that
+ * thread move that slot's counter, and mem_used() sums every slot. A block
+ * freed by another thread than the one that allocated it moves the freeing
+ * thread's counter, so per-thread figures are approximate while the sum is
+ * exact. mimalloc's default heap is thread-local, so each shard allocates
+ * from its own heap. Out of memory aborts with a message, as Redis does. */
+#ifndef SHOAL_MEM_H
+#define SHOAL_MEM_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define MEM_MAX_THREADS 260
+
+void *zmalloc(size_t n);
+void *zcalloc(size_t n);
+void *zrealloc(void *p, size_t n);
+void zfree(void *p);
+char *zstrndup(const char *s, size_t n);
+size_t zmalloc_size(const void *p);
+
+/* Bind the calling thread to accounting slot `slot` (0 = main). */
+void mem_thread_init(int slot);
+/* Bytes currently allocated, summed over all threads. Any thread. */
+int64_t mem_used(void);
+/* Bytes allocated minus freed by the threads bound to `slot`. */
+int64_t mem_used_slot(int slot);
+/* Resident set size of the process in bytes (from /proc). */
+size_t mem_rss(void);
+#endif

@@ -1,0 +1,277 @@
+/* conn.c - connection input, command execution order and output; see
+ * conn.h. Reads go straight into the query buffer (one read(2) per
+ * readiness event); every complete command in it runs before the loop moves
+ * on; output is written once per loop turn in conn_write_all. */
+#include "net/conn.h"
+#include "cmd/dispatch.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "lib/mem.h"
+#include "server/config.h"
+#include "shard/shard.h"
+#include <errno.h>
+#include <stdio.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+static uint64_t next_id = 1;
+uint64_t session_next_id(void) { return __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED); }
+int conn_count_total = 0; /* atomic: every shard's connections */
+
+static void schedule_write(conn *c) {
+    if (c->in_write || c->closed) return;
+    c->in_write = 1;
+    c->write_next = c->sh->write_head;
+    c->sh->write_head = c;
+}
+
+buf *session_reply_buf(session *s) {
+    conn *c = s->conn;
+    if (!c) return s->out;
+    if (!c->sq_tail) {
+        schedule_write(c);
+        return &c->out;
+    }
+    if (c->sq_tail->ready) return &c->sq_tail->data;
+    slot *sl = zcalloc(sizeof *sl);
+    sl->ready = 1;
+    c->sq_tail->next = sl;
+    c->sq_tail = sl;
+    return &sl->data;
+}
+
+slot *conn_pending_slot(conn *c) {
+    slot *sl = zcalloc(sizeof *sl);
+    if (c->sq_tail) c->sq_tail->next = sl;
+    else c->sq_head = sl;
+    c->sq_tail = sl;
+    return sl;
+}
+
+void conn_slots_flush(conn *c) {
+    while (c->sq_head && c->sq_head->ready) {
+        slot *sl = c->sq_head;
+        if (!sl->discard && sl->data.len) {
+            if (c->out.len == c->out_pos) {
+                /* Nothing unwritten: take the slot's buffer as it is. */
+                buf_free(&c->out);
+                c->out = sl->data;
+                c->out_pos = 0;
+                sl->data.p = NULL;
+            } else {
+                buf_add(&c->out, sl->data.p, sl->data.len);
+            }
+        }
+        buf_free(&sl->data);
+        c->sq_head = sl->next;
+        if (!c->sq_head) c->sq_tail = NULL;
+        zfree(sl);
+    }
+    if (c->out.len > c->out_pos) schedule_write(c);
+}
+
+conn *conn_create(shard *sh, int fd, int is_unix) {
+    conn *c = zcalloc(sizeof *c);
+    c->fd = fd;
+    c->sh = sh;
+    c->is_unix = is_unix;
+    c->s.id = session_next_id();
+    c->s.resp = 2;
+    c->s.conn = c;
+    c->s.sh = sh;
+    c->s.ctime_ms = mstime();
+    c->last_io_ms = c->s.ctime_ms;
+    strcpy(c->s.lastcmd, "NULL");
+    resp_parser_init(&c->rp, cfg_get(proto_max_bulk_len));
+    c->all_next = sh->conns;
+    if (sh->conns) sh->conns->all_prev = c;
+    sh->conns = c;
+    sh->nconns++;
+    __atomic_fetch_add(&conn_count_total, 1, __ATOMIC_RELAXED);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+    epoll_ctl(sh->epfd, EPOLL_CTL_ADD, fd, &ev);
+    return c;
+}
+
+void conn_release_if_done(conn *c) {
+    if (!c->closed || c->inflight > 0 || c->waiting || c->in_pending || c->in_write) return;
+    while (c->sq_head) {
+        slot *sl = c->sq_head;
+        c->sq_head = sl->next;
+        buf_free(&sl->data);
+        zfree(sl);
+    }
+    buf_free(&c->qbuf);
+    buf_free(&c->out);
+    resp_parser_free(&c->rp);
+    zfree(c->argv);
+    zfree(c->argl);
+    zfree(c->s.name);
+    zfree(c);
+}
+
+void conn_close(conn *c) {
+    if (c->closed) return;
+    c->closed = 1;
+    shard *sh = c->sh;
+    epoll_ctl(sh->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    c->fd = -1;
+    if (c->all_prev) c->all_prev->all_next = c->all_next;
+    else sh->conns = c->all_next;
+    if (c->all_next) c->all_next->all_prev = c->all_prev;
+    sh->nconns--;
+    __atomic_fetch_sub(&conn_count_total, 1, __ATOMIC_RELAXED);
+    conn_release_if_done(c);
+}
+
+void shard_add_pending(shard *sh, conn *c) {
+    if (c->in_pending || c->closed) return;
+    c->in_pending = 1;
+    c->pend_next = NULL;
+    if (sh->pending_tail) sh->pending_tail->pend_next = c;
+    else sh->pending_head = c;
+    sh->pending_tail = c;
+}
+
+void shard_run_pending(shard *sh) {
+    while (sh->pending_head && !sh->locked_by) {
+        conn *c = sh->pending_head;
+        sh->pending_head = c->pend_next;
+        if (!sh->pending_head) sh->pending_tail = NULL;
+        c->in_pending = 0;
+        if (c->closed) {
+            conn_release_if_done(c);
+            continue;
+        }
+        conn_process(c);
+    }
+}
+
+void conn_process(conn *c) {
+    shard *sh = c->sh;
+    while (!c->closed && !c->waiting && !(c->s.flags & SESS_CLOSE_AFTER_REPLY)) {
+        if (sh->locked_by) {
+            shard_add_pending(sh, c);
+            break;
+        }
+        int r = resp_parse(&c->rp, &c->qbuf);
+        if (r == RESP_MORE) break;
+        if (r == RESP_EMPTY) {
+            resp_next(&c->rp);
+            continue;
+        }
+        if (r == RESP_ERROR) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "ERR %s", c->rp.err);
+            resp_error(session_reply_buf(&c->s), msg);
+            log_msg(LOG_VERBOSE, "Protocol error (%s) from client: id=%llu addr=%s", c->rp.err,
+                    (unsigned long long)c->s.id, c->addr);
+            c->s.flags |= SESS_CLOSE_AFTER_REPLY;
+            break;
+        }
+        int argc = c->rp.argc;
+        if (argc > c->argcap) {
+            c->argcap = argc;
+            c->argv = zrealloc(c->argv, sizeof(char *) * (size_t)argc);
+            c->argl = zrealloc(c->argl, sizeof(size_t) * (size_t)argc);
+        }
+        resp_args(&c->rp, &c->qbuf, c->argv, c->argl);
+        c->cmds++;
+        dispatch_command(&c->s, argc, c->argv, c->argl);
+        resp_next(&c->rp);
+    }
+    if (c->rp.start > 0 && !c->waiting) {
+        size_t n = c->rp.start;
+        buf_consume(&c->qbuf, n);
+        resp_shift(&c->rp, n);
+    }
+}
+
+void conn_on_readable(conn *c) {
+    size_t want = 16 * 1024;
+    if (c->rp.bulk > 0 && (size_t)c->rp.bulk + 2 > want) {
+        size_t have = c->qbuf.len - c->rp.cur;
+        if ((size_t)c->rp.bulk + 2 > have) want = (size_t)c->rp.bulk + 2 - have;
+    }
+    buf_reserve(&c->qbuf, want);
+    ssize_t n = read(c->fd, c->qbuf.p + c->qbuf.len, c->qbuf.cap - c->qbuf.len);
+    if (n <= 0) {
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+        conn_close(c);
+        return;
+    }
+    c->qbuf.len += (size_t)n;
+    c->sh->stat_net_in += (uint64_t)n;
+    c->last_io_ms = c->sh->now_ms;
+    if ((int64_t)c->qbuf.len > cfg_get(client_query_buffer_limit)) {
+        log_msg(LOG_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s qbuf=%zu",
+                (unsigned long long)c->s.id, c->addr, c->qbuf.len);
+        conn_close(c);
+        return;
+    }
+    if (c->waiting || c->in_pending) return;
+    conn_process(c);
+}
+
+static void set_epout(conn *c, int on) {
+    if (c->epout == on || c->closed) return;
+    struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = c};
+    epoll_ctl(c->sh->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+    c->epout = on;
+}
+
+static void write_out(conn *c) {
+    while (c->out.len > c->out_pos) {
+        ssize_t n = write(c->fd, c->out.p + c->out_pos, c->out.len - c->out_pos);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) break;
+            conn_close(c);
+            return;
+        }
+        c->sh->stat_net_out += (uint64_t)n;
+        c->out_pos += (size_t)n;
+    }
+    if (c->out_pos == c->out.len) {
+        c->out.len = c->out_pos = 0;
+        if (c->out.cap > 64 * 1024) buf_free(&c->out);
+        set_epout(c, 0);
+        if ((c->s.flags & SESS_CLOSE_AFTER_REPLY) && !c->sq_head) conn_close(c);
+    } else {
+        int64_t hard = cfg.obuf_limits[0][0];
+        if (hard > 0 && (int64_t)(c->out.len - c->out_pos) > hard) {
+            log_msg(LOG_WARNING, "Client id=%llu addr=%s scheduled to be closed for overcoming of output buffer limits.",
+                    (unsigned long long)c->s.id, c->addr);
+            conn_close(c);
+            return;
+        }
+        set_epout(c, 1);
+    }
+}
+
+void conn_on_writable(conn *c) {
+    write_out(c);
+    conn_release_if_done(c);
+}
+
+void conn_write_all(shard *sh) {
+    while (sh->write_head) {
+        conn *c = sh->write_head;
+        sh->write_head = c->write_next;
+        c->in_write = 0;
+        if (!c->closed) write_out(c);
+        conn_release_if_done(c);
+    }
+}
+
+void conn_describe(conn *c, buf *o, int64_t now) {
+    buf_printf(o,
+               "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%d sub=0 psub=0 "
+               "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu "
+               "oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d\n",
+               (unsigned long long)c->s.id, c->addr, c->laddr, c->fd, c->s.name ? c->s.name : "",
+               (long long)((now - c->s.ctime_ms) / 1000), (long long)((now - c->last_io_ms) / 1000), c->s.db,
+               c->qbuf.len, c->qbuf.cap - c->qbuf.len, c->qbuf.cap, c->qbuf.len, c->out.len - c->out_pos,
+               c->qbuf.cap + c->out.cap + sizeof *c, c->s.lastcmd, c->s.resp);
+}

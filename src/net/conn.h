@@ -1,0 +1,95 @@
+/* conn.h - a client connection and the session state commands see.
+ *
+ * Replies keep request order even when some commands run on other shards:
+ *
+ *   out (ready bytes) <- slot(ready) <- slot(pending: remote) <- slot(ready)
+ *
+ * A command that runs locally appends to `out` when no slot is pending, else
+ * to a ready slot at the tail; a command sent to another shard gets a
+ * pending slot that its result fills. Ready slots at the head move into
+ * `out`, which is written with one write(2) per loop turn. */
+#ifndef SHOAL_CONN_H
+#define SHOAL_CONN_H
+#include "lib/buf.h"
+#include "proto/resp.h"
+#include <stdint.h>
+
+struct shard;
+struct tx;
+
+enum {
+    SESS_CLOSE_AFTER_REPLY = 1 << 0,
+    SESS_REPLY_OFF = 1 << 1,
+    SESS_REPLY_SKIP_NEXT = 1 << 2, /* CLIENT REPLY SKIP was just run */
+    SESS_REPLY_SKIP = 1 << 3,      /* skip the reply of this command */
+    SESS_NO_EVICT = 1 << 4,
+    SESS_CLOSE_ASAP = 1 << 5,
+};
+
+typedef struct session {
+    uint64_t id;
+    int db, resp;
+    char *name;
+    uint32_t flags;
+    struct conn *conn; /* NULL in the embedded engine */
+    buf *out;          /* embedded engine: where replies go */
+    struct shard *sh;
+    int64_t ctime_ms;
+    char lastcmd[32];
+} session;
+
+typedef struct slot {
+    struct slot *next;
+    buf data;
+    int ready, discard;
+} slot;
+
+typedef struct conn {
+    session s;
+    int fd;
+    struct shard *sh;
+    buf qbuf;
+    resp_parser rp;
+    const char **argv;
+    size_t *argl;
+    int argcap;
+    buf out;
+    size_t out_pos;
+    slot *sq_head, *sq_tail;
+    int inflight;          /* remote commands and transactions outstanding */
+    struct tx *waiting;    /* transaction this connection waits for */
+    struct conn *all_next, *all_prev;
+    struct conn *pend_next;
+    struct conn *write_next;
+    int in_pending, in_write, closed, epout;
+    int64_t last_io_ms;
+    char addr[64], laddr[64];
+    int is_unix;
+    uint64_t cmds;
+} conn;
+
+uint64_t session_next_id(void);
+/* Where the reply of a command run locally goes right now. */
+buf *session_reply_buf(session *s);
+/* A pending slot for a command that runs elsewhere. */
+slot *conn_pending_slot(conn *c);
+/* Moves ready head slots into out and schedules a write. */
+void conn_slots_flush(conn *c);
+/* Accept path: wraps a connected socket. */
+conn *conn_create(struct shard *sh, int fd, int is_unix);
+/* Reads what is available and runs every complete command. */
+void conn_on_readable(conn *c);
+void conn_on_writable(conn *c);
+/* Runs commands buffered in qbuf (after a lock is released or a
+ * transaction of this connection ended). */
+void conn_process(conn *c);
+/* Writes pending output of every connection in the shard's write list. */
+void conn_write_all(struct shard *sh);
+/* Closes now (the memory goes when nothing is in flight). */
+void conn_close(conn *c);
+void conn_release_if_done(conn *c);
+/* One CLIENT LIST line. */
+void conn_describe(conn *c, buf *out, int64_t now);
+void shard_add_pending(struct shard *sh, conn *c);
+void shard_run_pending(struct shard *sh);
+#endif

@@ -1,0 +1,320 @@
+/* resp.c - see resp.h. Error texts are Redis 7.0's. */
+#include "proto/resp.h"
+#include "lib/mem.h"
+#include "lib/util.h"
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void resp_parser_init(resp_parser *p, long long max_bulk) {
+    memset(p, 0, sizeof *p);
+    p->bulk = -1;
+    p->max_bulk = max_bulk;
+}
+
+void resp_parser_free(resp_parser *p) {
+    zfree(p->off);
+    zfree(p->len);
+    zfree(p->inline_copy);
+    p->off = p->len = NULL;
+    p->inline_copy = NULL;
+    p->cap = 0;
+}
+
+static void add_arg(resp_parser *p, size_t off, size_t len) {
+    if (p->argc == p->cap) {
+        int nc = p->cap ? p->cap * 2 : 8;
+        p->off = zrealloc(p->off, sizeof(size_t) * (size_t)nc);
+        p->len = zrealloc(p->len, sizeof(size_t) * (size_t)nc);
+        p->cap = nc;
+    }
+    p->off[p->argc] = off;
+    p->len[p->argc] = len;
+    p->argc++;
+}
+
+static int fail(resp_parser *p, const char *msg) {
+    p->err = msg;
+    return RESP_ERROR;
+}
+
+int resp_split_line(const char *s, size_t n, buf *out, size_t *off, size_t *len, int max) {
+    size_t i = 0;
+    int argc = 0;
+    out->len = 0;
+    for (;;) {
+        while (i < n && isspace((unsigned char)s[i])) i++;
+        if (i >= n) return argc;
+        if (argc == max) return argc;
+        size_t start = out->len;
+        int inq = 0, insq = 0, done = 0;
+        while (!done) {
+            char c = i < n ? s[i] : 0;
+            if (inq) {
+                if (i >= n) return -1;
+                if (c == '\\' && i + 3 < n + 0 && s[i + 1] == 'x' && isxdigit((unsigned char)s[i + 2]) &&
+                    isxdigit((unsigned char)s[i + 3])) {
+                    char hex[3] = {s[i + 2], s[i + 3], 0};
+                    buf_addc(out, (char)strtol(hex, NULL, 16));
+                    i += 3;
+                } else if (c == '\\' && i + 1 < n) {
+                    char e = s[++i];
+                    switch (e) {
+                    case 'n': e = '\n'; break;
+                    case 'r': e = '\r'; break;
+                    case 't': e = '\t'; break;
+                    case 'b': e = '\b'; break;
+                    case 'a': e = '\a'; break;
+                    default: break;
+                    }
+                    buf_addc(out, e);
+                } else if (c == '"') {
+                    if (i + 1 < n && !isspace((unsigned char)s[i + 1])) return -1;
+                    done = 1;
+                } else {
+                    buf_addc(out, c);
+                }
+            } else if (insq) {
+                if (i >= n) return -1;
+                if (c == '\\' && i + 1 < n && s[i + 1] == '\'') {
+                    i++;
+                    buf_addc(out, '\'');
+                } else if (c == '\'') {
+                    if (i + 1 < n && !isspace((unsigned char)s[i + 1])) return -1;
+                    done = 1;
+                } else {
+                    buf_addc(out, c);
+                }
+            } else {
+                if (i >= n || c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == 0) {
+                    done = 1;
+                } else if (c == '"') {
+                    inq = 1;
+                } else if (c == '\'') {
+                    insq = 1;
+                } else {
+                    buf_addc(out, c);
+                }
+            }
+            if (i < n) i++;
+        }
+        off[argc] = start;
+        len[argc] = out->len - start;
+        argc++;
+    }
+}
+
+static int parse_inline(resp_parser *p, const buf *b) {
+    const char *s = b->p + p->cur;
+    size_t avail = b->len - p->cur;
+    const char *nl = memchr(s, '\n', avail);
+    if (!nl) {
+        if (avail > RESP_INLINE_MAX) return fail(p, "Protocol error: too big inline request");
+        return RESP_MORE;
+    }
+    size_t n = (size_t)(nl - s);
+    if (n && s[n - 1] == '\r') n--;
+    /* At most one argument per byte of the line. */
+    size_t maxargs = n / 2 + 2;
+    size_t *off = zmalloc(sizeof(size_t) * maxargs), *len = zmalloc(sizeof(size_t) * maxargs);
+    buf tmp = {0};
+    buf_reserve(&tmp, n + 1);
+    int argc = resp_split_line(s, n, &tmp, off, len, (int)maxargs);
+    p->cur += (size_t)(nl - s) + 1;
+    if (argc < 0) {
+        zfree(off);
+        zfree(len);
+        buf_free(&tmp);
+        return fail(p, "Protocol error: unbalanced quotes in request");
+    }
+    zfree(p->inline_copy);
+    p->inline_copy = tmp.p;
+    p->argc = 0;
+    for (int i = 0; i < argc; i++) add_arg(p, off[i], len[i]);
+    zfree(off);
+    zfree(len);
+    if (argc == 0) {
+        zfree(p->inline_copy);
+        p->inline_copy = NULL;
+        return RESP_EMPTY;
+    }
+    return RESP_DONE;
+}
+
+/* Reads "<digits>\r\n" at p->cur after the type byte; 1 ok, 0 need more,
+ * -1 when the line is too long. */
+static int read_number_line(resp_parser *p, const buf *b, long long *v, int *ok) {
+    const char *s = b->p + p->cur + 1;
+    size_t avail = b->len - p->cur - 1;
+    const char *cr = memchr(s, '\r', avail);
+    if (!cr || (size_t)(cr - s) + 1 >= avail) {
+        if (avail > RESP_INLINE_MAX) return -1;
+        return 0;
+    }
+    *ok = str2ll(s, (size_t)(cr - s), v);
+    p->cur += 1 + (size_t)(cr - s) + 2;
+    return 1;
+}
+
+int resp_parse(resp_parser *p, const buf *b) {
+    if (p->cur < p->start) p->cur = p->start;
+    if (p->mbulk == 0) {
+        if (p->cur >= b->len) return RESP_MORE;
+        p->argc = 0;
+        if (b->p[p->cur] != '*') return parse_inline(p, b);
+        long long n;
+        int ok = 0;
+        int r = read_number_line(p, b, &n, &ok);
+        if (r < 0) return fail(p, "Protocol error: too big mbulk count string");
+        if (r == 0) return RESP_MORE;
+        if (!ok || n > 2147483647LL) return fail(p, "Protocol error: invalid multibulk length");
+        if (n <= 0) return RESP_EMPTY;
+        p->mbulk = n;
+        p->bulk = -1;
+    }
+    while (p->mbulk > 0) {
+        if (p->bulk < 0) {
+            if (p->cur >= b->len) return RESP_MORE;
+            if (b->p[p->cur] != '$') {
+                snprintf(p->errbuf, sizeof p->errbuf, "Protocol error: expected '$', got '%c'", b->p[p->cur]);
+                return fail(p, p->errbuf);
+            }
+            long long n;
+            int ok = 0;
+            int r = read_number_line(p, b, &n, &ok);
+            if (r < 0) return fail(p, "Protocol error: too big bulk count string");
+            if (r == 0) return RESP_MORE;
+            if (!ok || n < 0 || n > p->max_bulk) return fail(p, "Protocol error: invalid bulk length");
+            p->bulk = n;
+        }
+        if (b->len - p->cur < (size_t)p->bulk + 2) return RESP_MORE;
+        add_arg(p, p->cur, (size_t)p->bulk);
+        p->cur += (size_t)p->bulk + 2;
+        p->bulk = -1;
+        p->mbulk--;
+    }
+    return RESP_DONE;
+}
+
+void resp_args(resp_parser *p, const buf *b, const char **argv, size_t *argl) {
+    const char *base = p->inline_copy ? p->inline_copy : b->p;
+    for (int i = 0; i < p->argc; i++) {
+        argv[i] = base + p->off[i];
+        argl[i] = p->len[i];
+    }
+}
+
+void resp_next(resp_parser *p) {
+    p->start = p->cur;
+    p->argc = 0;
+    p->mbulk = 0;
+    p->bulk = -1;
+    if (p->inline_copy) {
+        zfree(p->inline_copy);
+        p->inline_copy = NULL;
+    }
+}
+
+void resp_shift(resp_parser *p, size_t n) {
+    p->start -= n;
+    p->cur -= n;
+    if (!p->inline_copy)
+        for (int i = 0; i < p->argc; i++) p->off[i] -= n;
+}
+
+/* ---- replies ---- */
+
+static void add_len(buf *b, char type, long long n) {
+    char tmp[32];
+    tmp[0] = type;
+    int l = 1 + ll2str(tmp + 1, n);
+    tmp[l++] = '\r';
+    tmp[l++] = '\n';
+    buf_add(b, tmp, (size_t)l);
+}
+
+void resp_simple(buf *b, const char *s) {
+    buf_reserve(b, strlen(s) + 3);
+    buf_addc(b, '+');
+    buf_adds(b, s);
+    buf_add(b, "\r\n", 2);
+}
+
+void resp_error(buf *b, const char *msg) {
+    size_t n = strlen(msg);
+    buf_reserve(b, n + 3);
+    buf_addc(b, '-');
+    /* Newlines would break the protocol: Redis replaces them with spaces. */
+    size_t at = b->len;
+    buf_add(b, msg, n);
+    for (size_t i = at; i < b->len; i++)
+        if (b->p[i] == '\r' || b->p[i] == '\n') b->p[i] = ' ';
+    buf_add(b, "\r\n", 2);
+}
+
+void resp_int(buf *b, long long v) { add_len(b, ':', v); }
+
+void resp_bulk(buf *b, const char *s, size_t n) {
+    buf_reserve(b, n + 32);
+    add_len(b, '$', (long long)n);
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len++] = '\r';
+    b->p[b->len++] = '\n';
+}
+
+void resp_bulk_ll(buf *b, long long v) {
+    char tmp[24];
+    int n = ll2str(tmp, v);
+    resp_bulk(b, tmp, (size_t)n);
+}
+
+void resp_null(buf *b, int proto) {
+    if (proto >= 3) buf_add(b, "_\r\n", 3);
+    else buf_add(b, "$-1\r\n", 5);
+}
+
+void resp_null_array(buf *b, int proto) {
+    if (proto >= 3) buf_add(b, "_\r\n", 3);
+    else buf_add(b, "*-1\r\n", 5);
+}
+
+void resp_array(buf *b, long long n) { add_len(b, '*', n); }
+
+void resp_map(buf *b, int proto, long long pairs) {
+    if (proto >= 3) add_len(b, '%', pairs);
+    else add_len(b, '*', pairs * 2);
+}
+
+void resp_set(buf *b, int proto, long long n) { add_len(b, proto >= 3 ? '~' : '*', n); }
+
+void resp_push(buf *b, int proto, long long n) { add_len(b, proto >= 3 ? '>' : '*', n); }
+
+void resp_double(buf *b, int proto, double d) {
+    char tmp[40];
+    int n = d2str(tmp, d);
+    if (proto >= 3) {
+        buf_addc(b, ',');
+        buf_add(b, tmp, (size_t)n);
+        buf_add(b, "\r\n", 2);
+    } else {
+        resp_bulk(b, tmp, (size_t)n);
+    }
+}
+
+void resp_bool(buf *b, int proto, int v) {
+    if (proto >= 3) buf_add(b, v ? "#t\r\n" : "#f\r\n", 4);
+    else resp_int(b, v ? 1 : 0);
+}
+
+void resp_verbatim(buf *b, int proto, const char *s, size_t n) {
+    if (proto < 3) {
+        resp_bulk(b, s, n);
+        return;
+    }
+    add_len(b, '=', (long long)n + 4);
+    buf_add(b, "txt:", 4);
+    buf_add(b, s, n);
+    buf_add(b, "\r\n", 2);
+}

@@ -1,0 +1,78 @@
+/* config.h - the server's configuration, one row per directive.
+ *
+ * CONFIG_TABLE generates the struct fields, the parser for the config file
+ * and `--directive value` arguments, CONFIG GET/SET and CONFIG REWRITE. The
+ * values are written by the main thread at startup, and later only by
+ * CONFIG SET running under a lock of every shard; hot-path readers load
+ * integers with relaxed atomics (cfg_get). */
+#ifndef SHOAL_CONFIG_H
+#define SHOAL_CONFIG_H
+#include "lib/buf.h"
+#include <stdint.h>
+
+enum { CT_INT, CT_MEM, CT_BOOL, CT_STR, CT_ENUM, CT_SPECIAL };
+
+/* X(name, field, type, default, min, max, mutable) */
+#define CONFIG_TABLE(X)                                                                     \
+    X("port", port, CT_INT, "6379", 0, 65535, 0)                                            \
+    X("bind", bind, CT_STR, "127.0.0.1", 0, 0, 0)                                           \
+    X("unixsocket", unixsocket, CT_STR, "", 0, 0, 0)                                        \
+    X("unixsocketperm", unixsocketperm, CT_INT, "0", 0, 0777, 0)                            \
+    X("maxclients", maxclients, CT_INT, "10000", 1, 1000000, 1)                             \
+    X("timeout", timeout, CT_INT, "0", 0, 2147483647, 1)                                    \
+    X("tcp-keepalive", tcp_keepalive, CT_INT, "300", 0, 2147483647, 1)                      \
+    X("tcp-backlog", tcp_backlog, CT_INT, "511", 0, 65535, 0)                               \
+    X("databases", databases, CT_INT, "16", 1, 1000000, 0)                                  \
+    X("loglevel", loglevel, CT_ENUM, "notice", 0, 0, 1)                                     \
+    X("logfile", logfile, CT_STR, "", 0, 0, 0)                                              \
+    X("dir", dir, CT_STR, ".", 0, 0, 1)                                                     \
+    X("dbfilename", dbfilename, CT_STR, "dump.rdb", 0, 0, 1)                                \
+    X("proto-max-bulk-len", proto_max_bulk_len, CT_MEM, "512mb", 1024 * 1024, INT64_MAX, 1) \
+    X("client-query-buffer-limit", client_query_buffer_limit, CT_MEM, "1gb", 1024 * 1024,   \
+      INT64_MAX, 1)                                                                         \
+    X("client-output-buffer-limit", client_output_buffer_limit, CT_SPECIAL,                 \
+      "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", 0, 0, 1)       \
+    X("threads", threads, CT_INT, "0", 0, 64, 0)                                            \
+    X("cpu-affinity", cpu_affinity, CT_STR, "", 0, 0, 0)                                    \
+    X("hz", hz, CT_INT, "10", 1, 500, 1)                                                    \
+    X("daemonize", daemonize, CT_BOOL, "no", 0, 0, 0)                                       \
+    X("pidfile", pidfile, CT_STR, "", 0, 0, 0)                                              \
+    X("protected-mode", protected_mode, CT_BOOL, "yes", 0, 0, 1)                            \
+    X("save", save, CT_STR, "", 0, 0, 1)                                                    \
+    X("appendonly", appendonly, CT_BOOL, "no", 0, 0, 1)                                     \
+    X("maxmemory", maxmemory, CT_MEM, "0", 0, INT64_MAX, 1)                                 \
+    X("maxmemory-policy", maxmemory_policy, CT_STR, "noeviction", 0, 0, 1)                  \
+    X("lazyfree-lazy-user-del", lazyfree_lazy_user_del, CT_BOOL, "no", 0, 0, 1)             \
+    X("lazyfree-lazy-user-flush", lazyfree_lazy_user_flush, CT_BOOL, "no", 0, 0, 1)         \
+    X("slowlog-log-slower-than", slowlog_log_slower_than, CT_INT, "10000", -1, INT64_MAX, 1) \
+    X("slowlog-max-len", slowlog_max_len, CT_INT, "128", 0, INT64_MAX, 1)                   \
+    X("latency-tracking", latency_tracking, CT_BOOL, "yes", 0, 0, 1)
+
+typedef struct config {
+#define CFG_FIELD(name, field, type, def, min, max, mut) int64_t field##_i; char *field##_s;
+    CONFIG_TABLE(CFG_FIELD)
+#undef CFG_FIELD
+    /* client-output-buffer-limit, parsed: [class][hard, soft, seconds] */
+    int64_t obuf_limits[3][3];
+    char *config_file; /* absolute path, for CONFIG REWRITE */
+} config;
+
+extern config cfg;
+
+#define cfg_get(field) __atomic_load_n(&cfg.field##_i, __ATOMIC_RELAXED)
+
+/* Fills cfg with defaults. */
+void config_defaults(void);
+/* Loads a file and/or `--name value` arguments. On error writes a message
+ * naming the line into err and returns -1. */
+int config_load(int argc, char **argv, char *err, size_t errlen);
+/* CONFIG SET of one directive; 0 ok, else writes the Redis error text. */
+int config_set(const char *name, const char *value, char *err, size_t errlen);
+/* Appends "name value" pairs matching a glob for CONFIG GET; returns count. */
+int config_get(const char *pattern, size_t plen, buf *names, buf *values, int *n);
+int config_rewrite(char *err, size_t errlen);
+/* The value of one directive as CONFIG GET shows it. */
+void config_value(int idx, buf *out);
+int config_count(void);
+const char *config_name(int idx);
+#endif

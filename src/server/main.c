@@ -1,0 +1,83 @@
+/* main.c - shoal-server: read the config, open the listeners, start one
+ * shard per core, then wait for a signal (or SHUTDOWN) to exit. */
+#include "cmd/cmd.h"
+#include "lib/log.h"
+#include "lib/mem.h"
+#include "lib/util.h"
+#include "lib/clock.h"
+#include "server/config.h"
+#include "server/listen.h"
+#include "server/engine.h"
+#include "shard/shard.h"
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+    if (argc >= 2 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--version"))) {
+        printf("shoal server v=%s redis_version=7.0.15\n", SHOAL_VERSION);
+        return 0;
+    }
+    if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        printf("Usage: shoal-server [/path/to/shoal.conf] [--directive value ...]\n"
+               "Example: shoal-server --port 7000 --threads 4 --dir /tmp/x\n");
+        return 0;
+    }
+    config_defaults();
+    char err[2048];
+    if (config_load(argc, argv, err, sizeof err) < 0) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    if (cfg.logfile_s && *cfg.logfile_s && log_open(cfg.logfile_s) < 0) {
+        fprintf(stderr, "Can't open the log file: %s\n", cfg.logfile_s);
+        return 1;
+    }
+    log_set_level((int)cfg.loglevel_i);
+    int n = (int)cfg.threads_i;
+    if (n <= 0) n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (n > MAX_SHARDS) n = MAX_SHARDS;
+    if (n < 1) n = 1;
+    cfg.threads_i = n;
+
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    engine_init();
+    if (listen_open_all(err, sizeof err) < 0) {
+        log_msg(LOG_WARNING, "%s", err);
+        return 1;
+    }
+    if (shard_create_all(n) < 0) {
+        log_msg(LOG_WARNING, "cannot create %d shards", n);
+        return 1;
+    }
+    if (cfg.pidfile_s && *cfg.pidfile_s) {
+        FILE *f = fopen(cfg.pidfile_s, "w");
+        if (f) {
+            fprintf(f, "%d\n", (int)getpid());
+            fclose(f);
+        }
+    }
+    log_msg(LOG_NOTICE, "shoal %s (redis_version 7.0.15 compatible) starting, pid=%d, %d shard%s", SHOAL_VERSION,
+            (int)getpid(), n, n == 1 ? "" : "s");
+    if (shard_start_all() < 0) {
+        log_msg(LOG_WARNING, "cannot start shard threads");
+        return 1;
+    }
+    log_msg(LOG_NOTICE, "Ready to accept connections tcp on port %lld", (long long)cfg.port_i);
+    int sig = 0;
+    sigwait(&set, &sig);
+    log_msg(LOG_NOTICE, "Received %s, scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    listen_close_all();
+    if (cfg.pidfile_s && *cfg.pidfile_s) unlink(cfg.pidfile_s);
+    log_msg(LOG_NOTICE, "shoal is now ready to exit, bye bye...");
+    _exit(0);
+}

@@ -1,0 +1,164 @@
+/* db.c - see db.h. */
+#include "shard/db.h"
+#include "lib/mem.h"
+#include "shard/shard.h"
+
+static const type_ops *types[8];
+
+void db_register_type(int type, const type_ops *ops) { types[type & 7] = ops; }
+const type_ops *db_type_ops(int type) { return types[type & 7]; }
+
+void entry_free(entry *e) {
+    if (entry_kind(e) == EK_OBJ) {
+        const type_ops *o = types[entry_type(e)];
+        if (o && o->free) o->free(entry_obj(e));
+    }
+    zfree(e);
+}
+
+entry *entry_copy(const entry *e, const char *key, size_t klen, int64_t ttl) {
+    entry *n = entry_rekey(e, key, klen, ttl);
+    if (entry_kind(e) == EK_OBJ) {
+        const type_ops *o = types[entry_type(e)];
+        entry_set_obj(n, o && o->copy ? o->copy(entry_obj(e)) : NULL);
+    }
+    return n;
+}
+
+size_t entry_usage(const entry *e) {
+    size_t n = entry_alloc_size(e) + sizeof(entry *);
+    if (entry_kind(e) == EK_OBJ) {
+        const type_ops *o = types[entry_type(e)];
+        if (o && o->usage) n += o->usage(entry_obj(e));
+    }
+    return n;
+}
+
+const char *entry_encoding(const entry *e) {
+    switch (entry_kind(e)) {
+    case EK_INT: return "int";
+    case EK_EMB: return "embstr";
+    case EK_RAW: return "raw";
+    default: {
+        const type_ops *o = types[entry_type(e)];
+        return o && o->encoding ? o->encoding(entry_obj(e)) : "unknown";
+    }
+    }
+}
+
+const char *db_str(const entry *e, char *tmp, size_t *len) { return entry_str(e, tmp, len); }
+
+void db_init(db *d, struct shard *owner, int id) {
+    d->t = table_create();
+    d->expires = 0;
+    d->expire_cursor = 0;
+    d->avg_ttl = 0;
+    d->owner = owner;
+    d->id = id;
+}
+
+void db_free(db *d) { table_destroy(&d->t, entry_free); }
+
+void db_clear(db *d) {
+    table_destroy(&d->t, entry_free);
+    d->t = table_create();
+    d->expires = 0;
+    d->expire_cursor = 0;
+}
+
+static void count_expired(db *d) {
+    if (d->owner) d->owner->stat_expired++;
+}
+
+entry **db_find_link(db *d, const char *key, size_t klen, int64_t now) {
+    entry **l = table_link(d->t, key, klen);
+    if (!l) return NULL;
+    entry *e = *l;
+    if (entry_has_ttl(e) && now > entry_expire(e)) {
+        db_delete_link(d, l);
+        count_expired(d);
+        return NULL;
+    }
+    return l;
+}
+
+entry *db_find(db *d, const char *key, size_t klen, int64_t now) {
+    entry **l = db_find_link(d, key, klen, now);
+    return l ? *l : NULL;
+}
+
+void db_add(db *d, entry *e) {
+    if (entry_has_ttl(e)) d->expires++;
+    table_insert(d->t, e);
+}
+
+void db_replace(db *d, entry **link, entry *n, int keep_obj) {
+    entry *old = table_replace(d->t, link, n);
+    d->expires += (size_t)entry_has_ttl(n) - (size_t)entry_has_ttl(old);
+    if (keep_obj) zfree(old);
+    else entry_free(old);
+}
+
+entry *db_take(db *d, entry **link) {
+    entry *e = table_unlink(d->t, link);
+    if (entry_has_ttl(e)) d->expires--;
+    return e;
+}
+
+void db_delete_link(db *d, entry **link) { entry_free(db_take(d, link)); }
+
+int db_delete(db *d, const char *key, size_t klen, int64_t now) {
+    entry **l = db_find_link(d, key, klen, now);
+    if (!l) return 0;
+    db_delete_link(d, l);
+    return 1;
+}
+
+void db_set_expire(db *d, entry **link, int64_t when) {
+    entry *e = *link;
+    if (when >= 0 && entry_has_ttl(e)) {
+        entry_put_expire(e, when);
+        return;
+    }
+    if (when < 0 && !entry_has_ttl(e)) return;
+    entry *n = entry_with_expire(e, when);
+    db_replace(d, link, n, 1);
+}
+
+struct expire_walk {
+    entry *hits[64];
+    int n;
+    int seen;
+    int64_t now;
+};
+
+static void expire_visit(void *ud, entry *e) {
+    struct expire_walk *w = ud;
+    w->seen++;
+    if (entry_has_ttl(e) && w->now > entry_expire(e) && w->n < 64) w->hits[w->n++] = e;
+}
+
+int db_expire_cycle(db *d, int budget, int64_t now) {
+    if (d->expires == 0) return 0;
+    int expired = 0;
+    struct expire_walk w;
+    w.seen = 0;
+    w.now = now;
+    while (w.seen < budget) {
+        w.n = 0;
+        d->expire_cursor = table_scan(d->t, d->expire_cursor, expire_visit, &w);
+        for (int i = 0; i < w.n; i++) {
+            size_t kl;
+            const uint8_t *k = entry_keyp(w.hits[i], &kl);
+            /* Re-find by key: deleting may not reorder other hits. */
+            char tmp[256];
+            char *kc = kl <= sizeof tmp ? tmp : zmalloc(kl);
+            memcpy(kc, k, kl);
+            db_find(d, kc, kl, now); /* deletes it: it is past its deadline */
+            expired++;
+            if (kc != tmp) zfree(kc);
+        }
+        if (d->expire_cursor == 0 || d->expires == 0) break;
+    }
+    return expired;
+}

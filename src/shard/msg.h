@@ -1,0 +1,51 @@
+/* msg.h - messages between shards. A message is allocated by its sender and
+ * freed by whoever handles it last (mimalloc frees across threads).
+ *
+ *   BATCH      commands of one loop turn for keys on the receiver; the
+ *              receiver runs them, writes each reply into the same message
+ *              and sends it back as BATCH_DONE.
+ *   LOCK       a transaction asks for the receiver's lock; GRANT answers.
+ *   UNLOCK     the transaction is over; the receiver runs what waited.
+ *   CALL       run fn(arg) on the receiver while the caller holds its lock
+ *              (per-shard work of a transaction); answered by CALL_DONE. */
+#ifndef SHOAL_MSG_H
+#define SHOAL_MSG_H
+#include "lib/buf.h"
+#include <stdint.h>
+
+enum { SM_BATCH, SM_BATCH_DONE, SM_LOCK, SM_GRANT, SM_UNLOCK };
+
+struct conn;
+struct slot;
+struct tx;
+struct command;
+
+typedef struct batch_item {
+    struct conn *conn;    /* sender side: whose reply this is */
+    struct slot *slot;    /* sender side: where the reply goes */
+    const struct command *cmd;
+    uint32_t argc;
+    uint8_t dbid, resp;
+    size_t args;          /* offset in args buf: argc x (u64 len, bytes) */
+    size_t reply, reply_len; /* offset/length in replies buf */
+} batch_item;
+
+typedef struct msg {
+    struct msg *next;
+    uint8_t type;
+    uint8_t from;
+    /* SM_BATCH */
+    batch_item *items;
+    uint32_t nitems, cap;
+    buf args, replies;
+    /* lock messages */
+    struct tx *tx;
+} msg;
+
+msg *msg_new(int type, int from);
+void msg_free(msg *m);
+/* Appends a command to a batch; returns the item. */
+batch_item *msg_batch_add(msg *m, const struct command *cmd, int argc, const char **argv, const size_t *argl);
+/* Argument pointers of an item (argv/argl arrays of item->argc). */
+void msg_batch_args(const msg *m, const batch_item *it, const char **argv, size_t *argl);
+#endif

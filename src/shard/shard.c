@@ -1,0 +1,443 @@
+/* shard.c - shard threads: the event loop, the inbox, batches, cron.
+ *
+ * One loop turn:
+ *   epoll_wait -> accept / read+run commands -> drain inbox (run batches,
+ *   lock requests, results) -> cron when due -> send outboxes -> write
+ *   replies -> sleep (announcing it, so peers ring the doorbell only then). */
+#include "shard/shard.h"
+#include "cmd/dispatch.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "lib/mem.h"
+#include "net/conn.h"
+#include "server/config.h"
+#include "shard/msg.h"
+#include "shard/tx.h"
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+shard *shards[MAX_SHARDS];
+int nshards;
+unsigned short slot_to_shard[16384];
+static _Thread_local shard *self;
+static int listeners[8], nlisteners;
+static int listener_unix[8];
+static volatile int stopping;
+extern int conn_count_total;
+
+shard *shard_self(void) { return self; }
+
+uint64_t shard_rand(shard *s) {
+    uint64_t x = s->rnd;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    s->rnd = x;
+    return x;
+}
+
+int shard_create_all(int n) {
+    if (n < 1 || n > MAX_SHARDS) return -1;
+    nshards = n;
+    for (int i = 0; i < 16384; i++) slot_to_shard[i] = (unsigned short)(i % n);
+    int ndb = (int)cfg.databases_i;
+    for (int i = 0; i < n; i++) {
+        shard *s = zcalloc(sizeof *s);
+        s->id = i;
+        s->dbs = zcalloc(sizeof(db) * (size_t)ndb);
+        for (int d = 0; d < ndb; d++) db_init(&s->dbs[d], s, d);
+        s->rnd = 0x9e3779b97f4a7c15ull ^ ((uint64_t)(i + 1) * 0xbf58476d1ce4e5b9ull) ^ (uint64_t)ustime();
+        s->epfd = -1;
+        s->wakefd = -1;
+        s->now_ms = mstime();
+        shards[i] = s;
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j) shards[i]->inbox[j] = ring_create(4096);
+    self = shards[0]; /* the embedded engine runs on the caller's thread */
+    return 0;
+}
+
+void shard_register_listener(int fd) {
+    listener_unix[nlisteners] = 0;
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_UNIX) listener_unix[nlisteners] = 1;
+    listeners[nlisteners++] = fd;
+}
+
+/* ---- messaging ---- */
+
+static void wake(shard *to) {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&to->sleeping, __ATOMIC_RELAXED) && __atomic_exchange_n(&to->sleeping, 0, __ATOMIC_SEQ_CST)) {
+        uint64_t one = 1;
+        ssize_t w = write(to->wakefd, &one, 8);
+        (void)w;
+    }
+}
+
+void shard_send(shard *from, int to, msg *m) {
+    outbox *ob = &from->out[to];
+    if (ob->batch) { /* keep order: the open batch goes first */
+        msg *b = ob->batch;
+        ob->batch = NULL;
+        b->next = NULL;
+        if (ob->wait_tail) ob->wait_tail->next = b;
+        else ob->wait_head = b;
+        ob->wait_tail = b;
+    }
+    m->next = NULL;
+    if (ob->wait_tail) ob->wait_tail->next = m;
+    else ob->wait_head = m;
+    ob->wait_tail = m;
+    from->out_dirty = 1;
+}
+
+void shard_flush(shard *s) {
+    if (!s->out_dirty) return;
+    int again = 0;
+    for (int to = 0; to < nshards; to++) {
+        outbox *ob = &s->out[to];
+        if (ob->batch) {
+            msg *b = ob->batch;
+            ob->batch = NULL;
+            b->next = NULL;
+            if (ob->wait_tail) ob->wait_tail->next = b;
+            else ob->wait_head = b;
+            ob->wait_tail = b;
+        }
+        int sent = 0;
+        while (ob->wait_head) {
+            if (ring_push(shards[to]->inbox[s->id], ob->wait_head) < 0) {
+                again = 1;
+                break;
+            }
+            ob->wait_head = ob->wait_head->next;
+            if (!ob->wait_head) ob->wait_tail = NULL;
+            sent = 1;
+        }
+        if (sent) wake(shards[to]);
+    }
+    s->out_dirty = again;
+}
+
+static void defer(shard *s, msg *m) {
+    m->next = NULL;
+    if (s->deferred_tail) s->deferred_tail->next = m;
+    else s->deferred_head = m;
+    s->deferred_tail = m;
+}
+
+static void run_batch(shard *s, msg *m) {
+    const char *sargv[16];
+    size_t sargl[16];
+    for (uint32_t i = 0; i < m->nitems; i++) {
+        batch_item *it = &m->items[i];
+        const char **argv = sargv;
+        size_t *argl = sargl;
+        if (it->argc > 16) {
+            argv = zmalloc(sizeof(char *) * it->argc);
+            argl = zmalloc(sizeof(size_t) * it->argc);
+        }
+        msg_batch_args(m, it, argv, argl);
+        it->reply = m->replies.len;
+        cmd_ctx c = {.sh = s, .cmd = it->cmd, .argc = (int)it->argc, .argv = argv, .argl = argl,
+                     .dbid = it->dbid, .resp = it->resp, .out = &m->replies};
+        exec_command(&c);
+        it->reply_len = m->replies.len - it->reply;
+        if (argv != sargv) {
+            zfree(argv);
+            zfree(argl);
+        }
+    }
+    m->type = SM_BATCH_DONE;
+    int to = m->from;
+    m->from = (uint8_t)s->id;
+    shard_send(s, to, m);
+}
+
+static void batch_done(shard *s, msg *m) {
+    (void)s;
+    for (uint32_t i = 0; i < m->nitems; i++) {
+        batch_item *it = &m->items[i];
+        conn *c = it->conn;
+        buf_add(&it->slot->data, m->replies.p + it->reply, it->reply_len);
+        it->slot->ready = 1;
+        c->inflight--;
+        if (!c->closed) conn_slots_flush(c);
+        else conn_release_if_done(c);
+    }
+    msg_free(m);
+}
+
+void shard_process_deferred(shard *s) {
+    while (!s->locked_by && s->deferred_head) {
+        msg *m = s->deferred_head;
+        s->deferred_head = m->next;
+        if (!s->deferred_head) s->deferred_tail = NULL;
+        if (m->type == SM_LOCK) tx_lock_request(s, m);
+        else run_batch(s, m);
+    }
+}
+
+static void handle(shard *s, msg *m) {
+    switch (m->type) {
+    case SM_BATCH:
+        if (s->locked_by || s->deferred_head) defer(s, m);
+        else run_batch(s, m);
+        break;
+    case SM_BATCH_DONE: batch_done(s, m); break;
+    case SM_LOCK:
+        if (s->locked_by || s->deferred_head) defer(s, m);
+        else tx_lock_request(s, m);
+        break;
+    case SM_GRANT: {
+        tx *t = m->tx;
+        msg_free(m);
+        tx_granted(s, t);
+        break;
+    }
+    case SM_UNLOCK: {
+        tx *t = m->tx;
+        msg_free(m);
+        tx_unlock(s, t);
+        break;
+    }
+    default: msg_free(m); break;
+    }
+}
+
+int shard_drain_inbox(shard *s) {
+    int n = 0;
+    for (int from = 0; from < nshards; from++) {
+        ring *r = s->inbox[from];
+        if (!r) continue;
+        msg *m;
+        while ((m = ring_pop(r))) {
+            handle(s, m);
+            n++;
+        }
+    }
+    return n;
+}
+
+static int inbox_empty(shard *s) {
+    for (int from = 0; from < nshards; from++)
+        if (s->inbox[from] && !ring_empty(s->inbox[from])) return 0;
+    return 1;
+}
+
+/* ---- cron ---- */
+
+void shard_cron(shard *s) {
+    int64_t now = s->now_ms;
+    s->lru_clock = (uint32_t)(now / 1000) & LRU_CLOCK_MAX;
+    /* instantaneous ops/sec: one sample per cron tick */
+    if (s->ops_sample_time) {
+        int64_t dt = now - s->ops_sample_time;
+        if (dt > 0) {
+            s->ops_samples[s->ops_idx++ % 16] = (s->stat_commands - s->ops_sample_cmds) * 1000 / (uint64_t)dt;
+        }
+    }
+    s->ops_sample_time = now;
+    s->ops_sample_cmds = s->stat_commands;
+    if (s->locked_by) return;
+    int ndb = (int)cfg.databases_i;
+    int64_t deadline = mono_us() + 1000; /* at most 1 ms of keyspace work per tick */
+    for (int d = 0; d < ndb; d++) {
+        db *x = &s->dbs[d];
+        if (table_size(x->t) == 0 && table_buckets(x->t) == 0) continue;
+        while (table_rehash_step(x->t, 100) && mono_us() < deadline) {
+        }
+        table_maybe_shrink(x->t);
+        if (x->expires) {
+            int rounds = 0;
+            while (db_expire_cycle(x, 200, now) > 20 && ++rounds < 16 && mono_us() < deadline) {
+            }
+        }
+    }
+    int64_t tmo = cfg_get(timeout);
+    if (tmo > 0) {
+        for (conn *c = s->conns; c;) {
+            conn *next = c->all_next;
+            if (!c->waiting && !c->inflight && now - c->last_io_ms > tmo * 1000) {
+                log_msg(LOG_VERBOSE, "Closing idle client");
+                conn_close(c);
+            }
+            c = next;
+        }
+    }
+}
+
+/* ---- accept ---- */
+
+static void accept_on(shard *s, int li) {
+    int lfd = listeners[li];
+    for (int k = 0; k < 16; k++) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) return;
+        s->stat_conns++;
+        if (__atomic_load_n(&conn_count_total, __ATOMIC_RELAXED) >= cfg_get(maxclients)) {
+            const char *e = "-ERR max number of clients reached\r\n";
+            ssize_t w = write(fd, e, strlen(e));
+            (void)w;
+            close(fd);
+            s->stat_rejected++;
+            continue;
+        }
+        int is_unix = listener_unix[li];
+        if (!is_unix) {
+            int one = 1;
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            int ka = (int)cfg_get(tcp_keepalive);
+            if (ka > 0) {
+                setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+                setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &ka, sizeof ka);
+                int intvl = ka / 3 ? ka / 3 : 1, cnt = 3;
+                setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+                setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+            }
+        }
+        conn *c = conn_create(s, fd, is_unix);
+        if (is_unix) {
+            snprintf(c->addr, sizeof c->addr, "%s:0", cfg.unixsocket_s);
+            snprintf(c->laddr, sizeof c->laddr, "%s:0", cfg.unixsocket_s);
+        } else {
+            char ip[INET6_ADDRSTRLEN] = "?";
+            int port = 0;
+            if (ss.ss_family == AF_INET) {
+                struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+                inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip);
+                port = ntohs(a->sin_port);
+            } else if (ss.ss_family == AF_INET6) {
+                struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+                inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof ip);
+                port = ntohs(a->sin6_port);
+            }
+            snprintf(c->addr, sizeof c->addr, "%s:%d", ip, port);
+            struct sockaddr_storage ls;
+            socklen_t ll = sizeof ls;
+            if (getsockname(fd, (struct sockaddr *)&ls, &ll) == 0 && ls.ss_family == AF_INET) {
+                struct sockaddr_in *a = (struct sockaddr_in *)&ls;
+                inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip);
+                snprintf(c->laddr, sizeof c->laddr, "%s:%d", ip, ntohs(a->sin_port));
+            }
+        }
+    }
+}
+
+/* ---- the loop ---- */
+
+#define TAG_LISTENER 1
+#define TAG_WAKE 2
+
+static void *shard_main(void *arg) {
+    shard *s = arg;
+    self = s;
+    mem_thread_init(s->id + 1);
+    char name[16];
+    snprintf(name, sizeof name, "shard-%d", s->id);
+    pthread_setname_np(pthread_self(), name);
+    struct epoll_event evs[256];
+    int64_t period = 1000 / cfg_get(hz);
+    s->next_cron = mstime() + period;
+    while (!stopping) {
+        int timeout = 0;
+        if (!s->out_dirty && !s->write_head && !(s->pending_head && !s->locked_by)) {
+            int64_t left = s->next_cron - mstime();
+            timeout = left < 0 ? 0 : (int)left;
+            if (nshards > 1 && timeout > 0) {
+                __atomic_store_n(&s->sleeping, 1, __ATOMIC_SEQ_CST);
+                if (!inbox_empty(s)) {
+                    __atomic_store_n(&s->sleeping, 0, __ATOMIC_SEQ_CST);
+                    timeout = 0;
+                }
+            }
+        }
+        int n = epoll_wait(s->epfd, evs, 256, timeout);
+        if (nshards > 1) __atomic_store_n(&s->sleeping, 0, __ATOMIC_RELAXED);
+        s->now_ms = mstime();
+        for (int i = 0; i < n; i++) {
+            uint64_t tag = evs[i].data.u64;
+            if ((tag & 7) == TAG_LISTENER) {
+                accept_on(s, (int)(tag >> 3));
+            } else if (tag == TAG_WAKE) {
+                uint64_t v;
+                ssize_t r = read(s->wakefd, &v, 8);
+                (void)r;
+            } else {
+                conn *c = (conn *)evs[i].data.ptr;
+                if (c->closed) continue;
+                if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) conn_on_readable(c);
+                if (!c->closed && (evs[i].events & EPOLLOUT)) conn_on_writable(c);
+            }
+        }
+        if (nshards > 1) shard_drain_inbox(s);
+        if (!s->locked_by) shard_run_pending(s);
+        if (s->now_ms >= s->next_cron) {
+            shard_cron(s);
+            s->next_cron = s->now_ms + period;
+            period = 1000 / cfg_get(hz);
+        }
+        shard_flush(s);
+        conn_write_all(s);
+    }
+    return NULL;
+}
+
+int shard_start_all(void) {
+    const char *aff = cfg.cpu_affinity_s;
+    int cpus[MAX_SHARDS], ncpus = 0;
+    if (aff && *aff) {
+        char *copy = strdup(aff), *save = NULL;
+        for (char *t = strtok_r(copy, ", ", &save); t && ncpus < MAX_SHARDS; t = strtok_r(NULL, ", ", &save))
+            cpus[ncpus++] = atoi(t);
+        free(copy);
+    }
+    for (int i = 0; i < nshards; i++) {
+        shard *s = shards[i];
+        s->epfd = epoll_create1(EPOLL_CLOEXEC);
+        s->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG_WAKE};
+        epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wakefd, &ev);
+        for (int l = 0; l < nlisteners; l++) {
+            struct epoll_event le = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.u64 = ((uint64_t)l << 3) | TAG_LISTENER};
+            epoll_ctl(s->epfd, EPOLL_CTL_ADD, listeners[l], &le);
+        }
+    }
+    for (int i = 0; i < nshards; i++) {
+        if (pthread_create(&shards[i]->thread, NULL, shard_main, shards[i]) != 0) return -1;
+        if (ncpus > 0) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(cpus[i % ncpus], &set);
+            pthread_setaffinity_np(shards[i]->thread, sizeof set, &set);
+        }
+    }
+    return 0;
+}
+
+void shard_stop_all(void) {
+    stopping = 1;
+    for (int i = 0; i < nshards; i++) {
+        uint64_t one = 1;
+        ssize_t w = write(shards[i]->wakefd, &one, 8);
+        (void)w;
+    }
+    for (int i = 0; i < nshards; i++) pthread_join(shards[i]->thread, NULL);
+}

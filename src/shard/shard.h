@@ -1,0 +1,91 @@
+/* shard.h - a shard: one thread that owns a slice of the keyspace (the keys
+ * whose slot maps to it, in every database), the connections it accepted,
+ * and an inbox of single-producer/single-consumer rings, one per peer.
+ *
+ * Shards talk only through messages (msg.h). A connection's commands on
+ * local keys run inline; commands whose keys all live on one other shard go
+ * there in a batch (one message per destination per loop turn); commands
+ * spanning shards run as transactions (tx.h). */
+#ifndef SHOAL_SHARD_H
+#define SHOAL_SHARD_H
+#include "lib/ring.h"
+#include "lib/util.h"
+#include "shard/db.h"
+#include <pthread.h>
+#include <stdint.h>
+
+#define MAX_SHARDS 64
+
+struct msg;
+struct tx;
+struct conn;
+
+typedef struct outbox {
+    struct msg *batch;           /* batch being filled this loop turn */
+    struct msg *wait_head, *wait_tail; /* messages the ring had no room for */
+} outbox;
+
+typedef struct shard {
+    int id;
+    pthread_t thread;
+    int epfd, wakefd;
+    int sleeping; /* atomic: set before epoll_wait, cleared by a waker */
+    db *dbs;      /* [databases] */
+    ring *inbox[MAX_SHARDS]; /* inbox[s]: from shard s */
+    outbox out[MAX_SHARDS];
+    int out_dirty;           /* some outbox has something to send */
+
+    struct tx *locked_by;                  /* transaction holding this shard */
+    struct msg *deferred_head, *deferred_tail; /* work waiting for the unlock */
+    struct conn *pending_head, *pending_tail;  /* connections with unprocessed input */
+    struct conn *write_head;                   /* connections with replies to write */
+    struct conn *conns;                        /* every connection of this shard */
+    int nconns;
+
+    uint64_t rnd;
+    int64_t now_ms;      /* cached at each loop turn */
+    uint32_t lru_clock;
+
+    /* statistics (owned by this thread; read under a lock or approximately) */
+    uint64_t stat_commands, stat_conns, stat_rejected, stat_expired;
+    uint64_t stat_hits, stat_misses, stat_net_in, stat_net_out;
+    uint64_t stat_remote_batches, stat_tx;
+    uint64_t ops_samples[16], ops_sample_cmds;
+    int64_t ops_sample_time;
+    int ops_idx;
+    int64_t next_cron;
+} shard;
+
+extern shard *shards[MAX_SHARDS];
+extern int nshards;
+extern unsigned short slot_to_shard[16384];
+
+/* Index of the shard that owns key. */
+static inline int shard_of_key(const char *key, size_t klen) {
+    if (nshards == 1) return 0;
+    return slot_to_shard[key_slot(key, klen)];
+}
+
+/* Creates n shards (threads are started by shard_start). */
+int shard_create_all(int n);
+/* Starts every shard's thread; with_threads=0 keeps them for inline use
+ * (the embedded engine and the fuzzers). */
+int shard_start_all(void);
+void shard_stop_all(void);
+/* Returns the calling thread's shard (NULL on the main thread). */
+shard *shard_self(void);
+uint64_t shard_rand(shard *s);
+
+/* Messaging, from the calling shard `from` to shard `to`. */
+void shard_send(shard *from, int to, struct msg *m);
+/* Sends every outbox and rings doorbells. */
+void shard_flush(shard *s);
+/* Lock/unlock of this shard by a transaction (see tx.c). */
+void shard_process_deferred(shard *s);
+/* Inbox processing: executes batches, grants locks, delivers results. */
+int shard_drain_inbox(shard *s);
+/* Periodic work: active expiry, rehash, client timeouts, stats. */
+void shard_cron(shard *s);
+/* Called by the accept path on the listening shard. */
+void shard_register_listener(int fd);
+#endif
