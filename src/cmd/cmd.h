@@ -49,6 +49,10 @@ typedef void cmd_proc(cmd_ctx *c);
 /* Returns the number of key positions written to pos (at most max);
  * used when keys are not a first/last/step range (SORT, ZUNIONSTORE...). */
 typedef int cmd_keys_fn(int argc, const char **argv, const size_t *argl, int *pos, int max);
+/* For keyless commands that still belong to one shard (SCAN: the shard is
+ * in the cursor). Returns a shard index in [0, nshards), or -1 to run on the
+ * connection's own shard. */
+typedef int cmd_route_fn(int argc, const char **argv, const size_t *argl, int nshards);
 
 typedef struct command {
     const char *name;  /* lowercase; subcommands "config|get" */
@@ -57,6 +61,7 @@ typedef struct command {
     uint32_t flags;
     int first, last, step; /* key positions; last < 0 counts from the end */
     cmd_keys_fn *keys;     /* overrides first/last/step when set */
+    cmd_route_fn *route;   /* keyless single-shard routing (see above) */
     const char *group;     /* COMMAND DOCS group: string, generic, server... */
     const char *summary;
     const char *since;

@@ -109,6 +109,9 @@ void dispatch_command(session *s, int argc, const char **argv, const size_t *arg
         int ids[MAX_SHARDS], n = 0;
         if (cmd->flags & CMD_ALLSHARDS) {
             for (int i = 0; i < nshards; i++) ids[n++] = i;
+        } else if (cmd->route) {
+            int to = cmd->route(argc, argv, argl, nshards);
+            if (to >= 0 && to < nshards) ids[n++] = to;
         } else {
             int posbuf[64];
             int *pos = posbuf;

@@ -150,6 +150,10 @@ void shard_run_pending(shard *sh) {
 
 void conn_process(conn *c) {
     shard *sh = c->sh;
+    if (__atomic_load_n(&c->s.flags, __ATOMIC_RELAXED) & SESS_CLOSE_ASAP) {
+        conn_close(c);
+        return;
+    }
     while (!c->closed && !c->waiting && !(c->s.flags & SESS_CLOSE_AFTER_REPLY)) {
         if (sh->locked_by) {
             shard_add_pending(sh, c);

@@ -269,6 +269,11 @@ void shard_cron(shard *s) {
             }
         }
     }
+    for (conn *c = s->conns; c;) {
+        conn *next = c->all_next;
+        if (__atomic_load_n(&c->s.flags, __ATOMIC_RELAXED) & SESS_CLOSE_ASAP) conn_close(c);
+        c = next;
+    }
     int64_t tmo = cfg_get(timeout);
     if (tmo > 0) {
         for (conn *c = s->conns; c;) {
