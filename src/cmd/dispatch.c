@@ -77,7 +77,7 @@ static void send_batch(session *s, int dst, const command *cmd, int argc, const 
     it->conn = s->conn;
     it->slot = conn_pending_slot(s->conn);
     it->slot->discard = discard;
-    it->dbid = (uint8_t)s->db;
+    it->dbid = (uint32_t)s->db;
     it->resp = (uint8_t)s->resp;
     s->conn->inflight++;
     sh->out_dirty = 1;

@@ -210,6 +210,9 @@ static int fatal(char *err, size_t el, int line, const char *text, const char *w
 static int apply_line(const char *line, int lineno, char *err, size_t el) {
     buf tmp = {0};
     size_t off[256], len[256];
+    const char *first = line;
+    while (*first == ' ' || *first == '\t') first++;
+    if (*first == '#' || *first == 0) return 0; /* comment or blank line */
     size_t n = strlen(line);
     int argc = resp_split_line(line, n, &tmp, off, len, 256);
     if (argc < 0) {

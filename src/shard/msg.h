@@ -25,7 +25,8 @@ typedef struct batch_item {
     struct slot *slot;    /* sender side: where the reply goes */
     const struct command *cmd;
     uint32_t argc;
-    uint8_t dbid, resp;
+    uint32_t dbid;
+    uint8_t resp;
     size_t args;          /* offset in args buf: argc x (u64 len, bytes) */
     size_t reply, reply_len; /* offset/length in replies buf */
 } batch_item;
