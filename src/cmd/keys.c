@@ -1,9 +1,18 @@
-/* keys.c - generic keyspace commands: DEL UNLINK EXISTS TYPE KEYS DBSIZE
- * FLUSHDB FLUSHALL ... Commands over every shard carry CMD_ALLSHARDS and
- * run under a transaction holding every shard, walking ctx_shards. */
+/* keys.c - generic keyspace commands: DEL UNLINK EXISTS TYPE TOUCH KEYS
+ * SCAN RANDOMKEY DBSIZE FLUSHDB FLUSHALL SWAPDB RENAME RENAMENX COPY MOVE,
+ * and the OBJECT and MEMORY containers.
+ *
+ * Commands over every shard carry CMD_ALLSHARDS and run under a transaction
+ * holding every shard, walking ctx_shards. Two-key commands (RENAME, COPY)
+ * whose keys land on different shards run under a transaction of both, so
+ * ctx_db finds each key's table. SCAN is keyless but belongs to one shard:
+ * the cursor carries the shard index (scan_route), and each call walks only
+ * that shard's table. */
 #include "cmd/cmd.h"
+#include "lib/mem.h"
 #include "server/config.h"
 #include "shard/shard.h"
+#include <limits.h>
 
 /* DEL key [key ...], UNLINK key [key ...] */
 static void del_cmd(cmd_ctx *c) {
@@ -88,19 +97,487 @@ static void keys_cmd(cmd_ctx *c) {
     reply_defer_array(c, at, w.n);
 }
 
+/* TOUCH key [key ...] */
+static void touch_cmd(cmd_ctx *c) {
+    uint32_t clock = (uint32_t)(ctx_now(c) / 1000) & LRU_CLOCK_MAX;
+    long long n = 0;
+    for (int i = 1; i < c->argc; i++) {
+        entry *e = db_find(ctx_db(c, c->argv[i], c->argl[i]), c->argv[i], c->argl[i], ctx_now(c));
+        if (!e) continue;
+        entry_touch(e, clock);
+        n++;
+    }
+    reply_int(c, n);
+}
+
+/* The TYPE name of an entry ("string", "list", ...). */
+static const char *type_name(const entry *e) {
+    if (entry_type(e) == T_STRING) return "string";
+    const type_ops *o = db_type_ops(entry_type(e));
+    return o ? o->name : "unknown";
+}
+
+/* Parses a database index argument as Redis's getIntFromObjectOrReply plus
+ * the range check; replies the error and returns 0 when it is bad. */
+static int arg_dbindex(cmd_ctx *c, int i, int *id) {
+    long long v;
+    if (!arg_ll(c, i, &v)) return 0;
+    if (v < INT_MIN || v > INT_MAX) {
+        reply_error(c, "ERR value is out of range, value must between -2147483648 and 2147483647");
+        return 0;
+    }
+    if (v < 0 || v >= cfg.databases_i) {
+        reply_status(c, ST_DBRANGE);
+        return 0;
+    }
+    *id = (int)v;
+    return 1;
+}
+
+/* Database `dbid` on the shard that holds key. */
+static db *key_db(cmd_ctx *c, const char *key, size_t klen, int dbid) {
+    db *d = ctx_db(c, key, klen);
+    return d->owner ? &d->owner->dbs[dbid] : d;
+}
+
+/* ---- SCAN ---- */
+
+/* The cursor as Redis reads it (strtoul semantics): optional sign, a
+ * negative value wraps, an empty string is 0; no leading space, no junk,
+ * no overflow. A NUL byte ends the text. 1 ok, 0 invalid. */
+static int scan_parse_cursor(const char *s, size_t n, uint64_t *out) {
+    size_t len = strnlen(s, n), i = 0;
+    int neg = 0;
+    uint64_t v = 0;
+    if (len == 0) {
+        *out = 0;
+        return 1;
+    }
+    if (s[0] == '+' || s[0] == '-') neg = s[i++] == '-';
+    if (i == len) return 0;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        uint64_t d = (uint64_t)(s[i] - '0');
+        if (v > (UINT64_MAX - d) / 10) return 0;
+        v = v * 10 + d;
+    }
+    *out = neg ? (uint64_t)0 - v : v;
+    return 1;
+}
+
+/* Routes SCAN to the shard named by its cursor (-1: bad cursor, run locally
+ * so the handler replies the error). */
+static int scan_route(int argc, const char **argv, const size_t *argl, int n) {
+    uint64_t cur;
+    if (argc < 2 || !scan_parse_cursor(argv[1], argl[1], &cur)) return -1;
+    return (int)(cur % (uint64_t)n);
+}
+
+struct scan_walk {
+    buf keys;        /* the reply's key bulks */
+    long long n;     /* keys in `keys` */
+    long long seen;  /* entries visited (COUNT budget) */
+    const char *pat; /* MATCH, or NULL */
+    size_t plen;
+    const char *type; /* TYPE, or NULL */
+    size_t tlen;
+    int64_t now;
+};
+
+static void scan_visit(void *ud, entry *e) {
+    struct scan_walk *w = ud;
+    size_t kl;
+    const char *k = (const char *)entry_keyp(e, &kl);
+    w->seen++;
+    if (entry_has_ttl(e) && w->now > entry_expire(e)) return;
+    if (w->pat && !glob_match(w->pat, w->plen, k, kl, 0)) return;
+    if (w->type && !str_eq_ci(w->type, w->tlen, type_name(e))) return;
+    resp_bulk(&w->keys, k, kl);
+    w->n++;
+}
+
+/* Parses SCAN's options into w and *count; replies the error, returns 0. */
+static int scan_options(cmd_ctx *c, struct scan_walk *w, long long *count) {
+    for (int i = 2; i < c->argc; i += 2) {
+        if (i + 1 >= c->argc) {
+            reply_status(c, ST_SYNTAX);
+            return 0;
+        }
+        if (arg_is(c, i, "count")) {
+            if (!arg_ll(c, i + 1, count)) return 0;
+            if (*count < 1) {
+                reply_status(c, ST_SYNTAX);
+                return 0;
+            }
+        } else if (arg_is(c, i, "match")) {
+            int all = c->argl[i + 1] == 1 && c->argv[i + 1][0] == '*';
+            w->pat = all ? NULL : c->argv[i + 1];
+            w->plen = c->argl[i + 1];
+        } else if (arg_is(c, i, "type")) {
+            w->type = c->argv[i + 1];
+            w->tlen = c->argl[i + 1];
+        } else {
+            reply_status(c, ST_SYNTAX);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
+ * cursor = table cursor * nshards + shard index. */
+static void scan_cmd(cmd_ctx *c) {
+    uint64_t cur;
+    if (!scan_parse_cursor(c->argv[1], c->argl[1], &cur)) {
+        reply_error(c, "ERR invalid cursor");
+        return;
+    }
+    struct scan_walk w = {.now = ctx_now(c)};
+    long long count = 10;
+    if (!scan_options(c, &w, &count)) return;
+    /* Routing put us on the cursor's shard; only a transaction may reach
+     * another one. */
+    int s = c->tx ? (int)(cur % (uint64_t)nshards) : c->sh->id;
+    uint64_t tcur = cur / (uint64_t)nshards;
+    table *t = ctx_shard_db(c, s, c->dbid)->t;
+    long long steps = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10; /* bounds empty buckets */
+    do tcur = table_scan(t, tcur, scan_visit, &w);
+    while (tcur && w.seen < count && --steps > 0);
+    uint64_t next;
+    if (tcur) next = tcur * (uint64_t)nshards + (uint64_t)s;
+    else next = s + 1 < nshards ? (uint64_t)(s + 1) : 0;
+    char num[24];
+    reply_array(c, 2);
+    reply_bulk(c, num, (size_t)ull2str(num, next));
+    reply_array(c, w.n);
+    if (w.keys.len) buf_add(c->out, w.keys.p, w.keys.len);
+    buf_free(&w.keys);
+}
+
+/* ---- RANDOMKEY ---- */
+
+/* table_random takes a plain function: it draws from the executing shard. */
+static _Thread_local shard *rnd_shard;
+static uint64_t rnd_next(void) { return shard_rand(rnd_shard); }
+
+/* One random entry of database dbid over the shards held, weighted by
+ * their sizes; NULL when every one is empty. */
+static entry *random_entry(cmd_ctx *c, db **where) {
+    int ids[MAX_SHARDS], n = ctx_shards(c, ids);
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += db_size(ctx_shard_db(c, ids[i], c->dbid));
+    if (total == 0) return NULL;
+    rnd_shard = c->sh;
+    size_t r = (size_t)(shard_rand(c->sh) % total);
+    for (int i = 0; i < n; i++) {
+        db *d = ctx_shard_db(c, ids[i], c->dbid);
+        if (r < db_size(d)) {
+            *where = d;
+            return table_random(d->t, rnd_next);
+        }
+        r -= db_size(d);
+    }
+    return NULL;
+}
+
+/* RANDOMKEY */
+static void randomkey_cmd(cmd_ctx *c) {
+    int64_t now = ctx_now(c);
+    for (;;) {
+        db *d = NULL;
+        entry *e = random_entry(c, &d);
+        if (!e) {
+            reply_null(c);
+            return;
+        }
+        size_t kl;
+        const char *k = (const char *)entry_keyp(e, &kl);
+        if (!entry_has_ttl(e) || now <= entry_expire(e)) {
+            reply_bulk(c, k, kl);
+            return;
+        }
+        db_delete(d, k, kl, now); /* expired: every turn removes one key */
+    }
+}
+
+/* ---- SWAPDB ---- */
+
+static int swapdb_index(cmd_ctx *c, int i, const char *which, int *id) {
+    long long v;
+    if (!str2ll(c->argv[i], c->argl[i], &v) || v < INT_MIN || v > INT_MAX) {
+        reply_errorf(c, "ERR invalid %s DB index", which);
+        return 0;
+    }
+    *id = (int)v;
+    return 1;
+}
+
+/* SWAPDB index1 index2 */
+static void swapdb_cmd(cmd_ctx *c) {
+    int a, b;
+    if (!swapdb_index(c, 1, "first", &a) || !swapdb_index(c, 2, "second", &b)) return;
+    if (a < 0 || a >= cfg.databases_i || b < 0 || b >= cfg.databases_i) {
+        reply_status(c, ST_DBRANGE);
+        return;
+    }
+    int ids[MAX_SHARDS], n = ctx_shards(c, ids);
+    for (int i = 0; a != b && i < n; i++) {
+        db *x = ctx_shard_db(c, ids[i], a), *y = ctx_shard_db(c, ids[i], b);
+        db tmp = *x;
+        x->t = y->t;
+        x->expires = y->expires;
+        x->expire_cursor = y->expire_cursor;
+        x->avg_ttl = y->avg_ttl;
+        y->t = tmp.t;
+        y->expires = tmp.expires;
+        y->expire_cursor = tmp.expire_cursor;
+        y->avg_ttl = tmp.avg_ttl;
+    }
+    reply_ok(c);
+}
+
+/* ---- RENAME, COPY, MOVE ---- */
+
+/* Moves the entry at link in `from` to `to` under key (TTL kept). */
+static void move_entry(db *from, entry **link, db *to, const char *key, size_t klen) {
+    entry *e = db_take(from, link);
+    entry *n = entry_rekey(e, key, klen, entry_expire(e));
+    zfree(e); /* n now holds e's object, if any */
+    db_add(to, n);
+}
+
+static void rename_generic(cmd_ctx *c, int nx) {
+    const char *sk = c->argv[1], *dk = c->argv[2];
+    size_t sl = c->argl[1], dl = c->argl[2];
+    int64_t now = ctx_now(c);
+    db *sd = ctx_db(c, sk, sl), *dd = ctx_db(c, dk, dl);
+    if (!db_find(sd, sk, sl, now)) {
+        reply_status(c, ST_NOKEY);
+        return;
+    }
+    if (sl == dl && memcmp(sk, dk, sl) == 0) {
+        if (nx) reply_int(c, 0);
+        else reply_ok(c);
+        return;
+    }
+    entry **old = db_find_link(dd, dk, dl, now);
+    if (old && nx) {
+        reply_int(c, 0);
+        return;
+    }
+    if (old) db_delete_link(dd, old);
+    /* Links are only valid until the next call on the table: look again. */
+    move_entry(sd, db_find_link(sd, sk, sl, now), dd, dk, dl);
+    if (nx) reply_int(c, 1);
+    else reply_ok(c);
+}
+
+/* RENAME key newkey */
+static void rename_cmd(cmd_ctx *c) { rename_generic(c, 0); }
+
+/* RENAMENX key newkey */
+static void renamenx_cmd(cmd_ctx *c) { rename_generic(c, 1); }
+
+/* COPY source destination [DB destination-db] [REPLACE] */
+static void copy_cmd(cmd_ctx *c) {
+    int dbid = c->dbid, replace = 0;
+    for (int i = 3; i < c->argc; i++) {
+        if (arg_is(c, i, "replace")) {
+            replace = 1;
+        } else if (arg_is(c, i, "db") && i + 1 < c->argc) {
+            if (!arg_dbindex(c, ++i, &dbid)) return;
+        } else {
+            reply_status(c, ST_SYNTAX);
+            return;
+        }
+    }
+    const char *sk = c->argv[1], *dk = c->argv[2];
+    size_t sl = c->argl[1], dl = c->argl[2];
+    if (dbid == c->dbid && sl == dl && memcmp(sk, dk, sl) == 0) {
+        reply_error(c, "ERR source and destination objects are the same");
+        return;
+    }
+    int64_t now = ctx_now(c);
+    db *sd = ctx_db(c, sk, sl), *dd = key_db(c, dk, dl, dbid);
+    if (!db_find(sd, sk, sl, now)) {
+        reply_int(c, 0);
+        return;
+    }
+    entry **old = db_find_link(dd, dk, dl, now);
+    if (old && !replace) {
+        reply_int(c, 0);
+        return;
+    }
+    if (old) db_delete_link(dd, old);
+    entry *src = db_find(sd, sk, sl, now); /* again: dd may be sd's table */
+    db_add(dd, entry_copy(src, dk, dl, entry_expire(src)));
+    reply_int(c, 1);
+}
+
+/* MOVE key db */
+static void move_cmd(cmd_ctx *c) {
+    int dbid;
+    if (!arg_dbindex(c, 2, &dbid)) return;
+    if (dbid == c->dbid) {
+        reply_error(c, "ERR source and destination objects are the same");
+        return;
+    }
+    const char *k = c->argv[1];
+    size_t kl = c->argl[1];
+    int64_t now = ctx_now(c);
+    db *sd = ctx_db(c, k, kl), *dd = key_db(c, k, kl, dbid);
+    entry **link = db_find_link(sd, k, kl, now);
+    if (!link || db_find(dd, k, kl, now)) {
+        reply_int(c, 0);
+        return;
+    }
+    db_add(dd, db_take(sd, link)); /* dd is another table: link still valid */
+    reply_int(c, 1);
+}
+
+/* ---- OBJECT ---- */
+
+static entry *object_key(cmd_ctx *c) {
+    entry *e = db_find(ctx_db(c, c->argv[2], c->argl[2]), c->argv[2], c->argl[2], ctx_now(c));
+    if (!e) reply_null(c);
+    return e;
+}
+
+static int policy_has(const char *what) {
+    return cfg.maxmemory_policy_s && strstr(cfg.maxmemory_policy_s, what) != NULL;
+}
+
+/* OBJECT ENCODING key */
+static void object_encoding(cmd_ctx *c) {
+    entry *e = object_key(c);
+    if (e) reply_cstr(c, entry_encoding(e));
+}
+
+/* OBJECT REFCOUNT key: Redis shares the integers 0..9999 (refcount
+ * INT_MAX) unless an LRU/LFU policy with a maxmemory limit is set. */
+static void object_refcount(cmd_ctx *c) {
+    entry *e = object_key(c);
+    if (!e) return;
+    int shared = entry_type(e) == T_STRING && entry_kind(e) == EK_INT && entry_int(e) >= 0 &&
+                 entry_int(e) < 10000 && !(cfg.maxmemory_i > 0 && (policy_has("lru") || policy_has("lfu")));
+    reply_int(c, shared ? INT_MAX : 1);
+}
+
+/* OBJECT IDLETIME key */
+static void object_idletime(cmd_ctx *c) {
+    entry *e = object_key(c);
+    if (!e) return;
+    if (policy_has("lfu")) {
+        reply_error(c, "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
+                       "switching between policies at runtime LRU and LFU data will take some time to adjust.");
+        return;
+    }
+    uint32_t now = (uint32_t)(ctx_now(c) / 1000) & LRU_CLOCK_MAX, then = entry_lru(e);
+    reply_int(c, now >= then ? now - then : now + (LRU_CLOCK_MAX - then));
+}
+
+/* OBJECT FREQ key (access frequency is not tracked: 0 under LFU) */
+static void object_freq(cmd_ctx *c) {
+    entry *e = object_key(c);
+    if (!e) return;
+    if (!policy_has("lfu")) {
+        reply_error(c, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
+                       "that when switching between policies at runtime LRU and LFU data will take some time to "
+                       "adjust.");
+        return;
+    }
+    reply_int(c, 0);
+}
+
+static void reply_help(cmd_ctx *c, const char *const *lines, int n) {
+    reply_array(c, n);
+    for (int i = 0; i < n; i++) reply_simple(c, lines[i]);
+}
+
+/* OBJECT HELP */
+static void object_help(cmd_ctx *c) {
+    static const char *const lines[] = {
+        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ENCODING <key>",
+        "    Return the kind of internal representation used in order to store the value",
+        "    associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key>. The returned integer is",
+        "    proportional to the logarithm of the recent access frequency of the key.",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated number of",
+        "    seconds elapsed since the last access to the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with the specified",
+        "    <key>.",
+        "HELP",
+        "    Prints this help.",
+    };
+    reply_help(c, lines, (int)(sizeof lines / sizeof lines[0]));
+}
+
+/* ---- MEMORY ---- */
+
+/* MEMORY USAGE key [SAMPLES count] (the whole value is always measured) */
+static void memory_usage(cmd_ctx *c) {
+    for (int i = 3; i < c->argc; i += 2) {
+        long long n;
+        if (!arg_is(c, i, "samples") || i + 1 >= c->argc) {
+            reply_status(c, ST_SYNTAX);
+            return;
+        }
+        if (!arg_ll(c, i + 1, &n)) return;
+        if (n < 0) {
+            reply_status(c, ST_SYNTAX);
+            return;
+        }
+    }
+    entry *e = object_key(c);
+    if (e) reply_int(c, (long long)entry_usage(e));
+}
+
+/* MEMORY HELP */
+static void memory_help(cmd_ctx *c) {
+    static const char *const lines[] = {
+        "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "USAGE <key> [SAMPLES <count>]",
+        "    Return memory in bytes used by <key> and its value. Nested values are",
+        "    sampled up to <count> times (default: 5, 0 means sample all).",
+        "HELP",
+        "    Prints this help.",
+    };
+    reply_help(c, lines, (int)(sizeof lines / sizeof lines[0]));
+}
+
+#define KEY2 .first = 2, .last = 2, .step = 1
+static command object_subs[] = {
+    {.name = "object|encoding", .proc = object_encoding, .arity = 3, .flags = CMD_READONLY, KEY2,
+     .group = "generic", .since = "2.2.3", .acl = "keyspace read slow",
+     .summary = "Inspect the internal encoding of a Redis object"},
+    {.name = "object|freq", .proc = object_freq, .arity = 3, .flags = CMD_READONLY, KEY2, .group = "generic",
+     .since = "4.0.0", .acl = "keyspace read slow",
+     .summary = "Get the logarithmic access frequency counter of a Redis object"},
+    {.name = "object|idletime", .proc = object_idletime, .arity = 3, .flags = CMD_READONLY, KEY2,
+     .group = "generic", .since = "2.2.3", .acl = "keyspace read slow",
+     .summary = "Get the time since a Redis object was last accessed"},
+    {.name = "object|refcount", .proc = object_refcount, .arity = 3, .flags = CMD_READONLY, KEY2,
+     .group = "generic", .since = "2.2.3", .acl = "keyspace read slow",
+     .summary = "Get the number of references to the value of the key"},
+    {.name = "object|help", .proc = object_help, .arity = 2, .flags = CMD_LOADING | CMD_STALE, .group = "generic",
+     .since = "6.2.0", .acl = "keyspace slow", .summary = "Show helpful text about the different subcommands"},
+};
+
+static command memory_subs[] = {
+    {.name = "memory|usage", .proc = memory_usage, .arity = -3, .flags = CMD_READONLY, KEY2, .group = "server",
+     .since = "4.0.0", .acl = "read slow", .summary = "Estimate the memory usage of a key"},
+    {.name = "memory|help", .proc = memory_help, .arity = 2, .flags = CMD_LOADING | CMD_STALE, .group = "server",
+     .since = "4.0.0", .acl = "slow", .summary = "Show helpful text about the different subcommands"},
+};
+
 /* TYPE key */
 static void type_cmd(cmd_ctx *c) {
     entry *e = db_find(ctx_db(c, c->argv[1], c->argl[1]), c->argv[1], c->argl[1], ctx_now(c));
-    if (!e) {
-        reply_simple(c, "none");
-        return;
-    }
-    if (entry_type(e) == T_STRING) {
-        reply_simple(c, "string");
-        return;
-    }
-    const type_ops *o = db_type_ops(entry_type(e));
-    reply_simple(c, o ? o->name : "unknown");
+    reply_simple(c, e ? type_name(e) : "none");
 }
 
 static const command rows[] = {
@@ -123,6 +600,30 @@ static const command rows[] = {
     {.name = "type", .proc = type_cmd, .arity = 2, .flags = CMD_READONLY | CMD_FAST, .first = 1, .last = 1,
      .step = 1, .group = "generic", .since = "1.0.0", .acl = "keyspace read fast",
      .summary = "Determine the type stored at key"},
+    {.name = "touch", .proc = touch_cmd, .arity = -2, .flags = CMD_READONLY | CMD_FAST, .first = 1, .last = -1,
+     .step = 1, .group = "generic", .since = "3.2.1", .acl = "keyspace read fast",
+     .summary = "Alters the last access time of a key(s). Returns the number of existing keys specified."},
+    {.name = "scan", .proc = scan_cmd, .arity = -2, .flags = CMD_READONLY | CMD_RANDOM, .route = scan_route,
+     .group = "generic", .since = "2.8.0", .acl = "keyspace read slow", .summary = "Incrementally iterate the keys space"},
+    {.name = "randomkey", .proc = randomkey_cmd, .arity = 1, .flags = CMD_READONLY | CMD_ALLSHARDS,
+     .group = "generic", .since = "1.0.0", .acl = "keyspace read slow", .summary = "Return a random key from the keyspace"},
+    {.name = "swapdb", .proc = swapdb_cmd, .arity = 3, .flags = CMD_WRITE | CMD_FAST | CMD_ALLSHARDS, .group = "server",
+     .since = "4.0.0", .acl = "keyspace write fast dangerous", .summary = "Swaps two Redis databases"},
+    {.name = "rename", .proc = rename_cmd, .arity = 3, .flags = CMD_WRITE, .first = 1, .last = 2, .step = 1,
+     .group = "generic", .since = "1.0.0", .acl = "keyspace write slow", .summary = "Rename a key"},
+    {.name = "renamenx", .proc = renamenx_cmd, .arity = 3, .flags = CMD_WRITE | CMD_FAST, .first = 1, .last = 2,
+     .step = 1, .group = "generic", .since = "1.0.0", .acl = "keyspace write fast",
+     .summary = "Rename a key, only if the new key does not exist"},
+    {.name = "copy", .proc = copy_cmd, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM, .first = 1, .last = 2,
+     .step = 1, .group = "generic", .since = "6.2.0", .acl = "keyspace write slow", .summary = "Copy a key"},
+    {.name = "move", .proc = move_cmd, .arity = 3, .flags = CMD_WRITE | CMD_FAST, .first = 1, .last = 1, .step = 1,
+     .group = "generic", .since = "1.0.0", .acl = "keyspace write fast", .summary = "Move a key to another database"},
+    {.name = "object", .arity = -2, .group = "generic", .since = "2.2.3", .acl = "slow",
+     .summary = "A container for object introspection commands", .subs = object_subs,
+     .nsubs = (int)(sizeof object_subs / sizeof object_subs[0])},
+    {.name = "memory", .arity = -2, .group = "server", .since = "4.0.0", .acl = "slow",
+     .summary = "A container for memory diagnostics commands", .subs = memory_subs,
+     .nsubs = (int)(sizeof memory_subs / sizeof memory_subs[0])},
 };
 
 void keys_register(void) { cmd_register(rows, (int)(sizeof rows / sizeof rows[0])); }

@@ -29,7 +29,8 @@ entry **table_link(table *t, const char *key, size_t klen);
 void table_insert(table *t, entry *e);
 /* Removes the entry at link (from table_link) and returns it. */
 entry *table_unlink(table *t, entry **link);
-/* Puts n in the place of the entry at link (same key); returns the old one. */
+/* Puts n in the place of the entry at link (same key); returns the old one.
+ * n must be a different block than the old entry. */
 entry *table_replace(table *t, entry **link, entry *n);
 /* Calls fn for the entries of one cursor step; returns the next cursor
  * (0 when done). fn must not change the table. */

@@ -24,6 +24,7 @@ static inline void buf_reserve(buf *b, size_t extra) {
     if (b->cap - b->len < extra) buf_grow(b, extra);
 }
 static inline void buf_add(buf *b, const void *s, size_t n) {
+    if (n == 0) return;
     buf_reserve(b, n);
     memcpy(b->p + b->len, s, n);
     b->len += n;
