@@ -37,7 +37,7 @@ unit: $(UNIT_BIN)
 
 # Sanitizer build lives in its own directory so it never mixes objects.
 asan:
-	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
+	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DSHOAL_LIBC_MALLOC" all
 
 fuzz:
 	bash tests/fuzz/build.sh

@@ -21,7 +21,7 @@ $PY -m pytest -q -p no:cacheprovider tests/integration
 if [ "${SKIP_ASAN:-0}" != 1 ]; then
   echo "== sanitizer build"
   make -j"$JOBS" asan
-  make -j"$JOBS" BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" unit
+  make -j"$JOBS" BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DSHOAL_LIBC_MALLOC" unit
   echo "== integration under ASan/UBSan (shoal1, shoal4)"
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     SHOAL_BIN="$PWD/build-asan/shoal-server" \

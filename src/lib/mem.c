@@ -2,6 +2,16 @@
  * relaxed atomic stores (no lock prefix) and read by anyone. */
 #include "lib/mem.h"
 #include <mimalloc.h>
+#ifdef SHOAL_LIBC_MALLOC
+/* Sanitizer builds: AddressSanitizer only sees libc's allocator, so route
+ * every block through it to have overflows and use-after-free caught. */
+#include <malloc.h>
+#define mi_malloc malloc
+#define mi_zalloc(n) calloc(1, (n))
+#define mi_realloc realloc
+#define mi_free free
+#define mi_usable_size(p) malloc_usable_size((void *)(p))
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -93,21 +93,33 @@ conn *conn_create(shard *sh, int fd, int is_unix) {
     return c;
 }
 
+/* Memory of closed connections is released at the end of the loop turn
+ * (conn_free_closed): epoll events of this turn may still name them. */
 void conn_release_if_done(conn *c) {
-    if (!c->closed || c->inflight > 0 || c->waiting || c->in_pending || c->in_write) return;
-    while (c->sq_head) {
-        slot *sl = c->sq_head;
-        c->sq_head = sl->next;
-        buf_free(&sl->data);
-        zfree(sl);
+    if (!c->closed || c->inflight > 0 || c->waiting || c->in_pending || c->in_write || c->in_grave) return;
+    c->in_grave = 1;
+    c->all_next = c->sh->grave;
+    c->sh->grave = c;
+}
+
+void conn_free_closed(shard *sh) {
+    while (sh->grave) {
+        conn *c = sh->grave;
+        sh->grave = c->all_next;
+        while (c->sq_head) {
+            slot *sl = c->sq_head;
+            c->sq_head = sl->next;
+            buf_free(&sl->data);
+            zfree(sl);
+        }
+        buf_free(&c->qbuf);
+        buf_free(&c->out);
+        resp_parser_free(&c->rp);
+        zfree(c->argv);
+        zfree(c->argl);
+        zfree(c->s.name);
+        zfree(c);
     }
-    buf_free(&c->qbuf);
-    buf_free(&c->out);
-    resp_parser_free(&c->rp);
-    zfree(c->argv);
-    zfree(c->argl);
-    zfree(c->s.name);
-    zfree(c);
 }
 
 void conn_close(conn *c) {

@@ -61,7 +61,7 @@ typedef struct conn {
     struct conn *all_next, *all_prev;
     struct conn *pend_next;
     struct conn *write_next;
-    int in_pending, in_write, closed, epout;
+    int in_pending, in_write, closed, epout, in_grave;
     int64_t last_io_ms;
     char addr[64], laddr[64];
     int is_unix;
@@ -88,6 +88,8 @@ void conn_write_all(struct shard *sh);
 /* Closes now (the memory goes when nothing is in flight). */
 void conn_close(conn *c);
 void conn_release_if_done(conn *c);
+/* Frees the connections closed during this loop turn. */
+void conn_free_closed(struct shard *sh);
 /* One CLIENT LIST line. */
 void conn_describe(conn *c, buf *out, int64_t now);
 void shard_add_pending(struct shard *sh, conn *c);

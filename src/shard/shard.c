@@ -401,6 +401,7 @@ static void *shard_main(void *arg) {
         }
         shard_flush(s);
         conn_write_all(s);
+        conn_free_closed(s);
     }
     return NULL;
 }

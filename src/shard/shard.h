@@ -40,6 +40,7 @@ typedef struct shard {
     struct conn *pending_head, *pending_tail;  /* connections with unprocessed input */
     struct conn *write_head;                   /* connections with replies to write */
     struct conn *conns;                        /* every connection of this shard */
+    struct conn *grave;                        /* closed, freed at the end of the turn */
     int nconns;
 
     uint64_t rnd;
