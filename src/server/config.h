@@ -11,45 +11,63 @@
 #include <stdint.h>
 
 enum { CT_INT, CT_MEM, CT_BOOL, CT_STR, CT_ENUM, CT_SPECIAL };
+/* Who may change a directive at run time (the last column). */
+enum { CFG_IMMUTABLE = 0, CFG_MUTABLE = 1, CFG_PROTECTED = 2 /* only with enable-protected-configs */ };
 
-/* X(name, field, type, default, min, max, mutable) */
-#define CONFIG_TABLE(X)                                                                     \
-    X("port", port, CT_INT, "6379", 0, 65535, 0)                                            \
-    X("bind", bind, CT_STR, "127.0.0.1", 0, 0, 0)                                           \
-    X("unixsocket", unixsocket, CT_STR, "", 0, 0, 0)                                        \
-    X("unixsocketperm", unixsocketperm, CT_INT, "0", 0, 0777, 0)                            \
-    X("maxclients", maxclients, CT_INT, "10000", 1, 1000000, 1)                             \
-    X("timeout", timeout, CT_INT, "0", 0, 2147483647, 1)                                    \
-    X("tcp-keepalive", tcp_keepalive, CT_INT, "300", 0, 2147483647, 1)                      \
-    X("tcp-backlog", tcp_backlog, CT_INT, "511", 0, 65535, 0)                               \
-    X("databases", databases, CT_INT, "16", 1, 1000000, 0)                                  \
-    X("loglevel", loglevel, CT_ENUM, "notice", 0, 0, 1)                                     \
-    X("logfile", logfile, CT_STR, "", 0, 0, 0)                                              \
-    X("dir", dir, CT_STR, ".", 0, 0, 1)                                                     \
-    X("dbfilename", dbfilename, CT_STR, "dump.rdb", 0, 0, 1)                                \
-    X("proto-max-bulk-len", proto_max_bulk_len, CT_MEM, "512mb", 1024 * 1024, INT64_MAX, 1) \
-    X("client-query-buffer-limit", client_query_buffer_limit, CT_MEM, "1gb", 1024 * 1024,   \
-      INT64_MAX, 1)                                                                         \
-    X("client-output-buffer-limit", client_output_buffer_limit, CT_SPECIAL,                 \
-      "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", 0, 0, 1)       \
-    X("threads", threads, CT_INT, "0", 0, 64, 0)                                            \
-    X("cpu-affinity", cpu_affinity, CT_STR, "", 0, 0, 0)                                    \
-    X("hz", hz, CT_INT, "10", 1, 500, 1)                                                    \
-    X("daemonize", daemonize, CT_BOOL, "no", 0, 0, 0)                                       \
-    X("pidfile", pidfile, CT_STR, "", 0, 0, 0)                                              \
-    X("protected-mode", protected_mode, CT_BOOL, "yes", 0, 0, 1)                            \
-    X("save", save, CT_STR, "", 0, 0, 1)                                                    \
-    X("appendonly", appendonly, CT_BOOL, "no", 0, 0, 1)                                     \
-    X("maxmemory", maxmemory, CT_MEM, "0", 0, INT64_MAX, 1)                                 \
-    X("maxmemory-policy", maxmemory_policy, CT_STR, "noeviction", 0, 0, 1)                  \
-    X("lazyfree-lazy-user-del", lazyfree_lazy_user_del, CT_BOOL, "no", 0, 0, 1)             \
-    X("lazyfree-lazy-user-flush", lazyfree_lazy_user_flush, CT_BOOL, "no", 0, 0, 1)         \
-    X("slowlog-log-slower-than", slowlog_log_slower_than, CT_INT, "10000", -1, INT64_MAX, 1) \
-    X("slowlog-max-len", slowlog_max_len, CT_INT, "128", 0, INT64_MAX, 1)                   \
-    X("latency-tracking", latency_tracking, CT_BOOL, "yes", 0, 0, 1)
+/* X(name, field, type, default, min, max, mutability). CT_ENUM rows store
+ * the index of their option (config.c lists the options); CT_STR rows may
+ * have a checker in config.c (save, maxmemory-policy, cpu-affinity). */
+#define CONFIG_TABLE(X)                                                                                                \
+    X("port", port, CT_INT, "6379", 0, 65535, 0)                                                                       \
+    X("bind", bind, CT_STR, "127.0.0.1", 0, 0, 0)                                                                      \
+    X("unixsocket", unixsocket, CT_STR, "", 0, 0, 0)                                                                   \
+    X("unixsocketperm", unixsocketperm, CT_INT, "0", 0, 0777, 0)                                                       \
+    X("maxclients", maxclients, CT_INT, "10000", 1, 4294967295LL, 1)                                                   \
+    X("timeout", timeout, CT_INT, "0", 0, 2147483647, 1)                                                               \
+    X("tcp-keepalive", tcp_keepalive, CT_INT, "300", 0, 2147483647, 1)                                                 \
+    X("tcp-backlog", tcp_backlog, CT_INT, "511", 0, 65535, 0)                                                          \
+    X("databases", databases, CT_INT, "16", 1, 1000000, 0)                                                             \
+    X("loglevel", loglevel, CT_ENUM, "notice", 0, 0, 1)                                                                \
+    X("logfile", logfile, CT_STR, "", 0, 0, 0)                                                                         \
+    X("dir", dir, CT_STR, ".", 0, 0, 2)                                                                                \
+    X("dbfilename", dbfilename, CT_STR, "dump.rdb", 0, 0, 2)                                                           \
+    X("proto-max-bulk-len", proto_max_bulk_len, CT_MEM, "512mb", 1024 * 1024, INT64_MAX, 1)                            \
+    X("client-query-buffer-limit", client_query_buffer_limit, CT_MEM, "1gb", 1024 * 1024, INT64_MAX, 1)                \
+    X("client-output-buffer-limit", client_output_buffer_limit, CT_SPECIAL,                                            \
+      "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", 0, 0, 1)                                  \
+    X("threads", threads, CT_INT, "0", 0, 64, 0)                                                                       \
+    X("cpu-affinity", cpu_affinity, CT_STR, "", 0, 0, 0)                                                               \
+    X("io-threads", io_threads, CT_INT, "1", 1, 128, 0)                                                                \
+    X("hz", hz, CT_INT, "10", 0, 2147483647, 1)                                                                        \
+    X("daemonize", daemonize, CT_BOOL, "no", 0, 0, 0)                                                                  \
+    X("pidfile", pidfile, CT_STR, "", 0, 0, 0)                                                                         \
+    X("protected-mode", protected_mode, CT_BOOL, "yes", 0, 0, 1)                                                       \
+    X("enable-protected-configs", enable_protected_configs, CT_ENUM, "no", 0, 0, 0)                                    \
+    X("enable-debug-command", enable_debug_command, CT_ENUM, "no", 0, 0, 0)                                            \
+    X("save", save, CT_STR, "", 0, 0, 1)                                                                               \
+    X("appendonly", appendonly, CT_BOOL, "no", 0, 0, 1)                                                                \
+    X("maxmemory", maxmemory, CT_MEM, "0", 0, INT64_MAX, 1)                                                            \
+    X("maxmemory-policy", maxmemory_policy, CT_STR, "noeviction", 0, 0, 1)                                             \
+    X("lazyfree-lazy-user-del", lazyfree_lazy_user_del, CT_BOOL, "no", 0, 0, 1)                                        \
+    X("lazyfree-lazy-user-flush", lazyfree_lazy_user_flush, CT_BOOL, "no", 0, 0, 1)                                    \
+    X("slowlog-log-slower-than", slowlog_log_slower_than, CT_INT, "10000", -1, INT64_MAX, 1)                           \
+    X("slowlog-max-len", slowlog_max_len, CT_INT, "128", 0, INT64_MAX, 1)                                              \
+    X("latency-tracking", latency_tracking, CT_BOOL, "yes", 0, 0, 1)                     \
+    X("hash-max-listpack-entries", hash_max_listpack_entries, CT_INT, "128", 0, INT64_MAX, 1) \
+    X("hash-max-listpack-value", hash_max_listpack_value, CT_INT, "64", 0, INT64_MAX, 1)  \
+    X("set-max-intset-entries", set_max_intset_entries, CT_INT, "512", 0, INT64_MAX, 1)   \
+    X("zset-max-listpack-entries", zset_max_listpack_entries, CT_INT, "128", 0, INT64_MAX, 1) \
+    X("zset-max-listpack-value", zset_max_listpack_value, CT_INT, "64", 0, INT64_MAX, 1)  \
+    X("list-max-listpack-size", list_max_listpack_size, CT_INT, "-2", -5, INT64_MAX, 1)   \
+    X("list-compress-depth", list_compress_depth, CT_INT, "0", 0, INT64_MAX, 1)
+
+/* Values of enable-protected-configs and enable-debug-command. */
+enum { CFG_ALLOW_NO = 0, CFG_ALLOW_YES = 1, CFG_ALLOW_LOCAL = 2 };
 
 typedef struct config {
-#define CFG_FIELD(name, field, type, def, min, max, mut) int64_t field##_i; char *field##_s;
+#define CFG_FIELD(name, field, type, def, min, max, mut)                                                               \
+    int64_t field##_i;                                                                                                 \
+    char *field##_s;
     CONFIG_TABLE(CFG_FIELD)
 #undef CFG_FIELD
     /* client-output-buffer-limit, parsed: [class][hard, soft, seconds] */
@@ -61,15 +79,28 @@ extern config cfg;
 
 #define cfg_get(field) __atomic_load_n(&cfg.field##_i, __ATOMIC_RELAXED)
 
-/* Fills cfg with defaults. */
+/* All of these run on the main thread before the shards start, or under a
+ * lock of every shard (CONFIG SET/GET/REWRITE are CMD_ALLSHARDS). */
+
+/* Fills cfg with defaults. Strings set earlier are freed, except `dir`
+ * (its default is only "."; the fuzzers free it themselves). */
 void config_defaults(void);
-/* Loads a file and/or `--name value` arguments. On error writes a message
- * naming the line into err and returns -1. */
+/* Loads a file (argv[1] when it does not start with "--"; "-" is stdin)
+ * and then `--name value ...` arguments, each as one more line. On error
+ * writes a message naming the line into err and returns -1. */
 int config_load(int argc, char **argv, char *err, size_t errlen);
-/* CONFIG SET of one directive; 0 ok, else writes the Redis error text. */
+/* CONFIG SET of one directive; 0 ok, else -1 with the Redis error text
+ * ("ERR ...") in err. */
 int config_set(const char *name, const char *value, char *err, size_t errlen);
-/* Appends "name value" pairs matching a glob for CONFIG GET; returns count. */
-int config_get(const char *pattern, size_t plen, buf *names, buf *values, int *n);
+/* CONFIG SET of n pairs, all or nothing: on any error nothing changes and
+ * err holds Redis's text for the first bad pair. */
+int config_set_many(int n, const char *const *names, const char *const *values, char *err, size_t errlen);
+/* Index of a directive by name (any case), or -1. */
+int config_find(const char *name);
+/* CONFIG REWRITE: the config file keeps its comments and unknown lines;
+ * each directive's first line gets its current value, later duplicates go,
+ * and directives changed from their default that the file lacks are
+ * appended. 0 ok, else -1 with the Redis error text in err. */
 int config_rewrite(char *err, size_t errlen);
 /* The value of one directive as CONFIG GET shows it. */
 void config_value(int idx, buf *out);

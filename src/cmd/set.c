@@ -1,0 +1,4 @@
+/* set.c - the set command family (in progress). */
+#include "cmd/cmd.h"
+
+void set_register(void) {}
