@@ -1,7 +1,12 @@
 /* connection.c - connection commands: PING ECHO SELECT HELLO QUIT RESET
- * CLIENT. Everything but PING/ECHO touches session state, so those run on
- * the connection's own shard (CMD_SESSION); CLIENT LIST/KILL see every
- * shard's connections under a transaction. */
+ * CLIENT (ID SETNAME GETNAME INFO LIST KILL REPLY NO-EVICT HELP).
+ *
+ * Everything but PING/ECHO touches session state, so those run on the
+ * connection's own shard (CMD_SESSION). CLIENT LIST/KILL see every shard's
+ * connections under a transaction (CMD_ALLSHARDS). CLIENT KILL only marks
+ * another connection (SESS_CLOSE_ASAP): it may belong to another thread,
+ * whose shard closes it at its next turn or cron tick (within ~100 ms).
+ * Session flags are changed with atomic operations for that reason. */
 #include "cmd/cmd.h"
 #include "lib/mem.h"
 #include "net/conn.h"
@@ -16,8 +21,10 @@ static void ping_cmd(cmd_ctx *c) {
         reply_arity(c);
         return;
     }
-    if (c->argc == 2) reply_bulk(c, c->argv[1], c->argl[1]);
-    else reply_simple(c, "PONG");
+    if (c->argc == 2)
+        reply_bulk(c, c->argv[1], c->argl[1]);
+    else
+        reply_simple(c, "PONG");
 }
 
 /* ECHO message */
@@ -115,24 +122,39 @@ static void hello_cmd(cmd_ctx *c) {
 /* QUIT */
 static void quit_cmd(cmd_ctx *c) {
     reply_ok(c);
-    c->sess->flags |= SESS_CLOSE_AFTER_REPLY;
+    __atomic_fetch_or(&c->sess->flags, SESS_CLOSE_AFTER_REPLY, __ATOMIC_RELAXED);
+}
+
+/* While replies are off (CLIENT REPLY OFF/SKIP) the dispatcher gives the
+ * command a scratch buffer. CLIENT REPLY ON and RESET turn them back on and
+ * reply anyway, as in Redis: given the flags from before the command, this
+ * writes the simple-string reply where the client will get it. */
+static void reply_after_quiet(cmd_ctx *c, uint32_t old_flags, const char *status) {
+    if (old_flags & (SESS_REPLY_OFF | SESS_REPLY_SKIP))
+        resp_simple(session_reply_buf(c->sess), status);
+    else
+        reply_simple(c, status);
 }
 
 /* RESET */
 static void reset_cmd(cmd_ctx *c) {
     session *s = c->sess;
+    uint32_t old = s->flags;
     s->db = 0;
     s->resp = 2;
     c->resp = 2;
     set_name(s, NULL, 0);
-    s->flags &= ~(SESS_REPLY_OFF | SESS_REPLY_SKIP | SESS_REPLY_SKIP_NEXT | SESS_NO_EVICT);
-    reply_simple(c, "RESET");
+    __atomic_fetch_and(&s->flags, ~(uint32_t)(SESS_REPLY_OFF | SESS_REPLY_SKIP | SESS_REPLY_SKIP_NEXT | SESS_NO_EVICT),
+                       __ATOMIC_RELAXED);
+    reply_after_quiet(c, old, "RESET");
 }
 
 /* ---- CLIENT ---- */
 
+/* CLIENT ID */
 static void client_id(cmd_ctx *c) { reply_int(c, (long long)c->sess->id); }
 
+/* CLIENT SETNAME connection-name */
 static void client_setname(cmd_ctx *c) {
     if (!valid_name(c->argv[2], c->argl[2])) {
         reply_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
@@ -142,9 +164,12 @@ static void client_setname(cmd_ctx *c) {
     reply_ok(c);
 }
 
+/* CLIENT GETNAME */
 static void client_getname(cmd_ctx *c) {
-    if (c->sess->name) reply_cstr(c, c->sess->name);
-    else reply_null(c);
+    if (c->sess->name)
+        reply_cstr(c, c->sess->name);
+    else
+        reply_null(c);
 }
 
 static void describe_session(session *s, buf *o, int64_t now) {
@@ -156,6 +181,7 @@ static void describe_session(session *s, buf *o, int64_t now) {
                (unsigned long long)s->id, s->name ? s->name : "", s->db, s->lastcmd, s->resp);
 }
 
+/* CLIENT INFO */
 static void client_info(cmd_ctx *c) {
     buf o = {0};
     describe_session(c->sess, &o, ctx_now(c));
@@ -163,52 +189,70 @@ static void client_info(cmd_ctx *c) {
     buf_free(&o);
 }
 
-/* CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...] */
-static void client_list(cmd_ctx *c) {
-    int type_ok = 1;
-    long long ids[64];
-    int nids = 0;
+static int id_listed(const long long *ids, int nids, uint64_t id) {
+    for (int j = 0; j < nids; j++)
+        if ((unsigned long long)ids[j] == id) return 1;
+    return 0;
+}
+
+/* Parses CLIENT LIST's options into *type_ok and ids (zmalloc'd, *nids
+ * entries, NULL when no ID filter). Returns 0, or -1 after an error reply. */
+static int client_list_args(cmd_ctx *c, int *type_ok, long long **ids, int *nids) {
+    *type_ok = 1;
+    *ids = NULL;
+    *nids = 0;
     for (int i = 2; i < c->argc; i++) {
         if (arg_is(c, i, "type") && i + 1 < c->argc) {
             i++;
-            if (arg_is(c, i, "normal")) type_ok = 1;
+            if (arg_is(c, i, "normal"))
+                *type_ok = 1;
             else if (arg_is(c, i, "master") || arg_is(c, i, "replica") || arg_is(c, i, "slave") ||
                      arg_is(c, i, "pubsub"))
-                type_ok = 0;
+                *type_ok = 0;
             else {
                 reply_errorf(c, "ERR Unknown client type '%.*s'", (int)c->argl[i], c->argv[i]);
-                return;
+                return -1;
             }
-        } else if (arg_is(c, i, "id") && i + 1 < c->argc) {
-            for (i++; i < c->argc && nids < 64; i++) {
-                long long v;
-                if (!str2ll(c->argv[i], c->argl[i], &v) || v <= 0) {
+        } else if (arg_is(c, i, "id") && i + 1 < c->argc && !*ids) {
+            *ids = zmalloc(sizeof(long long) * (size_t)(c->argc - i - 1));
+            for (i++; i < c->argc; i++) {
+                if (!str2ll(c->argv[i], c->argl[i], &(*ids)[*nids])) {
                     reply_error(c, "ERR Invalid client ID");
-                    return;
+                    return -1;
                 }
-                ids[nids++] = v;
+                (*nids)++;
             }
         } else {
             reply_status(c, ST_SYNTAX);
-            return;
+            return -1;
         }
+    }
+    return 0;
+}
+
+/* CLIENT LIST [TYPE normal|master|replica|pubsub] [ID client-id [client-id ...]] */
+static void client_list(cmd_ctx *c) {
+    int type_ok, nids;
+    long long *ids;
+    if (client_list_args(c, &type_ok, &ids, &nids) < 0) {
+        zfree(ids);
+        return;
     }
     buf o = {0};
     if (type_ok) {
         int sids[MAX_SHARDS], n = ctx_shards(c, sids);
-        for (int k = 0; k < n; k++)
-            for (conn *x = shards[sids[k]]->conns; x; x = x->all_next) {
-                if (nids) {
-                    int hit = 0;
-                    for (int j = 0; j < nids; j++) hit |= (unsigned long long)ids[j] == x->s.id;
-                    if (!hit) continue;
-                }
-                conn_describe(x, &o, ctx_now(c));
-            }
-        if (!c->sess->conn) describe_session(c->sess, &o, ctx_now(c));
+        for (int k = 0; k < n; k++) {
+            shard *sh = shards[sids[k]];
+            pthread_mutex_lock(&sh->conns_lock);
+            for (conn *x = sh->conns; x; x = x->all_next)
+                if (!ids || id_listed(ids, nids, x->s.id)) conn_describe(x, &o, ctx_now(c));
+            pthread_mutex_unlock(&sh->conns_lock);
+        }
+        if (!c->sess->conn && (!ids || id_listed(ids, nids, c->sess->id))) describe_session(c->sess, &o, ctx_now(c));
     }
     reply_verbatim(c, o.p ? o.p : "", o.len);
     buf_free(&o);
+    zfree(ids);
 }
 
 /* CLIENT KILL ip:port | CLIENT KILL [ID id] [ADDR a] [LADDR a] [SKIPME yes|no] ... */
@@ -239,8 +283,10 @@ static void client_kill(cmd_ctx *c) {
                 laddr = c->argv[i + 1];
                 laddrl = c->argl[i + 1];
             } else if (arg_is(c, i, "skipme")) {
-                if (arg_is(c, i + 1, "yes")) skipme = 1;
-                else if (arg_is(c, i + 1, "no")) skipme = 0;
+                if (arg_is(c, i + 1, "yes"))
+                    skipme = 1;
+                else if (arg_is(c, i + 1, "no"))
+                    skipme = 0;
                 else {
                     reply_status(c, ST_SYNTAX);
                     return;
@@ -265,19 +311,30 @@ static void client_kill(cmd_ctx *c) {
     }
     long long killed = 0;
     int sids[MAX_SHARDS], n = ctx_shards(c, sids);
-    for (int k = 0; k < n; k++)
-        for (conn *x = shards[sids[k]]->conns; x; x = x->all_next) {
+    for (int k = 0; k < n; k++) {
+        shard *sh = shards[sids[k]];
+        pthread_mutex_lock(&sh->conns_lock);
+        for (conn *x = sh->conns; x; x = x->all_next) {
             if (id && (id < 0 || x->s.id != (unsigned long long)id)) continue;
             if (addr && (strlen(x->addr) != addrl || memcmp(x->addr, addr, addrl))) continue;
             if (laddr && (strlen(x->laddr) != laddrl || memcmp(x->laddr, laddr, laddrl))) continue;
-            if (skipme && &x->s == c->sess) continue;
-            /* The owning shard closes it (it may be another thread). */
-            __atomic_fetch_or(&x->s.flags, SESS_CLOSE_ASAP, __ATOMIC_RELAXED);
+            if (&x->s == c->sess) {
+                if (skipme) continue;
+                /* This thread owns it: reply first, then close. */
+                __atomic_fetch_or(&x->s.flags, SESS_CLOSE_AFTER_REPLY, __ATOMIC_RELAXED);
+            } else {
+                /* The owning shard closes it (it may be another thread). */
+                __atomic_store_n(&x->s.killed, 1, __ATOMIC_RELAXED);
+            }
             killed++;
         }
+        pthread_mutex_unlock(&sh->conns_lock);
+    }
     if (legacy) {
-        if (killed) reply_ok(c);
-        else reply_error(c, "ERR No such client");
+        if (killed)
+            reply_ok(c);
+        else
+            reply_error(c, "ERR No such client");
         return;
     }
     reply_int(c, killed);
@@ -286,13 +343,15 @@ static void client_kill(cmd_ctx *c) {
 /* CLIENT REPLY ON|OFF|SKIP */
 static void client_reply(cmd_ctx *c) {
     session *s = c->sess;
+    const uint32_t quiet = SESS_REPLY_OFF | SESS_REPLY_SKIP_NEXT | SESS_REPLY_SKIP;
     if (arg_is(c, 2, "on")) {
-        s->flags &= ~(SESS_REPLY_OFF | SESS_REPLY_SKIP_NEXT | SESS_REPLY_SKIP);
-        reply_ok(c);
+        uint32_t old = s->flags;
+        __atomic_fetch_and(&s->flags, ~quiet, __ATOMIC_RELAXED);
+        reply_after_quiet(c, old, "OK");
     } else if (arg_is(c, 2, "off")) {
-        s->flags |= SESS_REPLY_OFF;
+        __atomic_fetch_or(&s->flags, SESS_REPLY_OFF, __ATOMIC_RELAXED);
     } else if (arg_is(c, 2, "skip")) {
-        if (!(s->flags & SESS_REPLY_OFF)) s->flags |= SESS_REPLY_SKIP_NEXT;
+        if (!(s->flags & SESS_REPLY_OFF)) __atomic_fetch_or(&s->flags, SESS_REPLY_SKIP_NEXT, __ATOMIC_RELAXED);
     } else {
         reply_status(c, ST_SYNTAX);
     }
@@ -300,8 +359,10 @@ static void client_reply(cmd_ctx *c) {
 
 /* CLIENT NO-EVICT ON|OFF */
 static void client_noevict(cmd_ctx *c) {
-    if (arg_is(c, 2, "on")) c->sess->flags |= SESS_NO_EVICT;
-    else if (arg_is(c, 2, "off")) c->sess->flags &= ~SESS_NO_EVICT;
+    if (arg_is(c, 2, "on"))
+        __atomic_fetch_or(&c->sess->flags, SESS_NO_EVICT, __ATOMIC_RELAXED);
+    else if (arg_is(c, 2, "off"))
+        __atomic_fetch_and(&c->sess->flags, ~(uint32_t)SESS_NO_EVICT, __ATOMIC_RELAXED);
     else {
         reply_status(c, ST_SYNTAX);
         return;
@@ -309,6 +370,7 @@ static void client_noevict(cmd_ctx *c) {
     reply_ok(c);
 }
 
+/* CLIENT HELP */
 static void client_help(cmd_ctx *c) {
     static const char *lines[] = {
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -335,49 +397,146 @@ static void client_help(cmd_ctx *c) {
     };
     int n = (int)(sizeof lines / sizeof lines[0]);
     reply_array(c, n);
-    for (int i = 0; i < n; i++) reply_simple(c, lines[i]);
+    for (int i = 0; i < n; i++)
+        reply_simple(c, lines[i]);
 }
 
 #define SESS CMD_SESSION
+#define NLS CMD_NOSCRIPT | CMD_LOADING | CMD_STALE
+#define CONN_ACL "slow connection"
+#define ADMIN_ACL "admin slow dangerous connection"
 static command client_subs[] = {
-    {.name = "client|id", .proc = client_id, .arity = 2, .flags = SESS, .group = "connection", .since = "5.0.0",
-     .acl = "slow connection", .summary = "Returns the client ID for the current connection"},
-    {.name = "client|setname", .proc = client_setname, .arity = 3, .flags = SESS, .group = "connection",
-     .since = "2.6.9", .acl = "slow connection", .summary = "Set the current connection name"},
-    {.name = "client|getname", .proc = client_getname, .arity = 2, .flags = SESS, .group = "connection",
-     .since = "2.6.9", .acl = "slow connection", .summary = "Get the current connection name"},
-    {.name = "client|info", .proc = client_info, .arity = 2, .flags = SESS, .group = "connection",
-     .since = "6.2.0", .acl = "slow connection", .summary = "Returns information about the current client connection."},
-    {.name = "client|list", .proc = client_list, .arity = -2, .flags = CMD_ADMIN | CMD_ALLSHARDS,
-     .group = "connection", .since = "2.4.0", .acl = "admin slow dangerous connection",
+    {.name = "client|id",
+     .proc = client_id,
+     .arity = 2,
+     .flags = SESS | NLS,
+     .group = "connection",
+     .since = "5.0.0",
+     .acl = CONN_ACL,
+     .summary = "Returns the client ID for the current connection"},
+    {.name = "client|setname",
+     .proc = client_setname,
+     .arity = 3,
+     .flags = SESS | NLS,
+     .group = "connection",
+     .since = "2.6.9",
+     .acl = CONN_ACL,
+     .summary = "Set the current connection name"},
+    {.name = "client|getname",
+     .proc = client_getname,
+     .arity = 2,
+     .flags = SESS | NLS,
+     .group = "connection",
+     .since = "2.6.9",
+     .acl = CONN_ACL,
+     .summary = "Get the current connection name"},
+    {.name = "client|info",
+     .proc = client_info,
+     .arity = 2,
+     .flags = SESS | NLS,
+     .group = "connection",
+     .since = "6.2.0",
+     .acl = CONN_ACL,
+     .summary = "Returns information about the current client connection."},
+    {.name = "client|list",
+     .proc = client_list,
+     .arity = -2,
+     .flags = CMD_ADMIN | NLS | CMD_ALLSHARDS,
+     .group = "connection",
+     .since = "2.4.0",
+     .acl = ADMIN_ACL,
      .summary = "Get the list of client connections"},
-    {.name = "client|kill", .proc = client_kill, .arity = -3, .flags = CMD_ADMIN | CMD_ALLSHARDS,
-     .group = "connection", .since = "2.4.0", .acl = "admin slow dangerous connection",
+    {.name = "client|kill",
+     .proc = client_kill,
+     .arity = -3,
+     .flags = CMD_ADMIN | NLS | CMD_ALLSHARDS,
+     .group = "connection",
+     .since = "2.4.0",
+     .acl = ADMIN_ACL,
      .summary = "Kill the connection of a client"},
-    {.name = "client|reply", .proc = client_reply, .arity = 3, .flags = SESS, .group = "connection",
-     .since = "3.2.0", .acl = "slow connection", .summary = "Instruct the server whether to reply to commands"},
-    {.name = "client|no-evict", .proc = client_noevict, .arity = 3, .flags = SESS | CMD_ADMIN,
-     .group = "connection", .since = "7.0.0", .acl = "admin slow dangerous connection",
+    {.name = "client|reply",
+     .proc = client_reply,
+     .arity = 3,
+     .flags = SESS | NLS,
+     .group = "connection",
+     .since = "3.2.0",
+     .acl = CONN_ACL,
+     .summary = "Instruct the server whether to reply to commands"},
+    {.name = "client|no-evict",
+     .proc = client_noevict,
+     .arity = 3,
+     .flags = SESS | CMD_ADMIN | NLS,
+     .group = "connection",
+     .since = "7.0.0",
+     .acl = ADMIN_ACL,
      .summary = "Set client eviction mode for the current connection"},
-    {.name = "client|help", .proc = client_help, .arity = 2, .flags = SESS, .group = "connection",
-     .since = "5.0.0", .acl = "slow connection", .summary = "Show helpful text about the different subcommands"},
+    {.name = "client|help",
+     .proc = client_help,
+     .arity = 2,
+     .flags = SESS | CMD_LOADING | CMD_STALE,
+     .group = "connection",
+     .since = "5.0.0",
+     .acl = CONN_ACL,
+     .summary = "Show helpful text about the different subcommands"},
 };
 
+#define HANDSHAKE SESS | NLS | CMD_FAST | CMD_NOAUTH | CMD_ALLOWBUSY
 static const command rows[] = {
-    {.name = "ping", .proc = ping_cmd, .arity = -1, .flags = CMD_FAST, .group = "connection", .since = "1.0.0",
-     .acl = "fast connection", .summary = "Ping the server"},
-    {.name = "echo", .proc = echo_cmd, .arity = 2, .flags = CMD_FAST, .group = "connection", .since = "1.0.0",
-     .acl = "fast connection", .summary = "Echo the given string"},
-    {.name = "select", .proc = select_cmd, .arity = 2, .flags = CMD_FAST | SESS, .group = "connection",
-     .since = "1.0.0", .acl = "fast connection", .summary = "Change the selected database for the current connection"},
-    {.name = "hello", .proc = hello_cmd, .arity = -1, .flags = CMD_FAST | SESS | CMD_NOAUTH, .group = "connection",
-     .since = "6.0.0", .acl = "fast connection", .summary = "Handshake with Redis"},
-    {.name = "quit", .proc = quit_cmd, .arity = -1, .flags = CMD_FAST | SESS | CMD_NOAUTH, .group = "connection",
-     .since = "1.0.0", .acl = "fast connection", .summary = "Close the connection"},
-    {.name = "reset", .proc = reset_cmd, .arity = 1, .flags = CMD_FAST | SESS | CMD_NOAUTH, .group = "connection",
-     .since = "6.2.0", .acl = "fast connection", .summary = "Reset the connection"},
-    {.name = "client", .arity = -2, .group = "connection", .since = "2.4.0", .acl = "slow",
-     .summary = "A container for client connection commands", .subs = client_subs,
+    {.name = "ping",
+     .proc = ping_cmd,
+     .arity = -1,
+     .flags = CMD_FAST,
+     .group = "connection",
+     .since = "1.0.0",
+     .acl = "fast connection",
+     .summary = "Ping the server"},
+    {.name = "echo",
+     .proc = echo_cmd,
+     .arity = 2,
+     .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
+     .group = "connection",
+     .since = "1.0.0",
+     .acl = "fast connection",
+     .summary = "Echo the given string"},
+    {.name = "select",
+     .proc = select_cmd,
+     .arity = 2,
+     .flags = SESS | CMD_LOADING | CMD_STALE | CMD_FAST,
+     .group = "connection",
+     .since = "1.0.0",
+     .acl = "fast connection",
+     .summary = "Change the selected database for the current connection"},
+    {.name = "hello",
+     .proc = hello_cmd,
+     .arity = -1,
+     .flags = HANDSHAKE,
+     .group = "connection",
+     .since = "6.0.0",
+     .acl = "fast connection",
+     .summary = "Handshake with Redis"},
+    {.name = "quit",
+     .proc = quit_cmd,
+     .arity = -1,
+     .flags = HANDSHAKE,
+     .group = "connection",
+     .since = "1.0.0",
+     .acl = "fast connection",
+     .summary = "Close the connection"},
+    {.name = "reset",
+     .proc = reset_cmd,
+     .arity = 1,
+     .flags = HANDSHAKE,
+     .group = "connection",
+     .since = "6.2.0",
+     .acl = "fast connection",
+     .summary = "Reset the connection"},
+    {.name = "client",
+     .arity = -2,
+     .group = "connection",
+     .since = "2.4.0",
+     .acl = "slow",
+     .summary = "A container for client connection commands",
+     .subs = client_subs,
      .nsubs = (int)(sizeof client_subs / sizeof client_subs[0])},
 };
 

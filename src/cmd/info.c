@@ -1,8 +1,12 @@
-/* info.c - INFO [section ...] with Redis's field names, summed over every
- * shard (CMD_ALLSHARDS: the counters are read while their shards are held),
- * plus a per-shard breakdown in section "shards"; and COMMAND. */
-#include "cmd/cmd.h"
+/* info.c - INFO [section ...] with Redis's section and field names.
+ *
+ * One row per section in `sections` (Redis's order) gives its name, whether
+ * INFO without arguments (or "default") shows it, and the function that
+ * writes it. INFO is CMD_ALLSHARDS: it runs under a lock of every shard, so
+ * the per-shard counters it sums are read while their shards are held.
+ * Besides Redis's sections there is shoal's "shards": a line per shard. */
 #include "cmd/info.h"
+#include "cmd/cmd.h"
 #include "lib/clock.h"
 #include "lib/mem.h"
 #include "server/config.h"
@@ -15,15 +19,13 @@
 
 extern int conn_count_total;
 
-static int want(cmd_ctx *c, const char *sec, int dflt) {
-    if (c->argc == 1) return dflt;
-    for (int i = 1; i < c->argc; i++) {
-        if (arg_is(c, i, sec) || arg_is(c, i, "all") || arg_is(c, i, "everything")) return 1;
-        if (arg_is(c, i, "default") && dflt) return 1;
-    }
-    return 0;
-}
+typedef struct info_src {
+    int ids[MAX_SHARDS]; /* the shards this INFO sees (all of them under a tx) */
+    int n;
+    int64_t now_ms;
+} info_src;
 
+/* "1.09M" as Redis's bytesToHuman. */
 static void human(char *out, size_t n, double b) {
     const char *u = "BKMGTP";
     int i = 0;
@@ -31,62 +33,80 @@ static void human(char *out, size_t n, double b) {
         b /= 1024;
         i++;
     }
-    if (i == 0) snprintf(out, n, "%.0fB", b);
-    else snprintf(out, n, "%.2f%c", b, u[i]);
+    if (i == 0)
+        snprintf(out, n, "%.0fB", b);
+    else
+        snprintf(out, n, "%.2f%c", b, u[i]);
 }
 
-static void info_cmd(cmd_ctx *c) {
-    buf o = {0};
-    int ids[MAX_SHARDS], n = ctx_shards(c, ids);
-    int64_t now = mstime();
-    if (want(c, "server", 1)) {
-        struct utsname un;
-        uname(&un);
-        int64_t up = (now - engine_start_time_ms()) / 1000;
-        buf_printf(&o,
-                   "# Server\r\nredis_version:7.0.15\r\nshoal_version:%s\r\nredis_git_sha1:00000000\r\n"
-                   "redis_git_dirty:0\r\nredis_mode:standalone\r\nos:%s %s %s\r\narch_bits:64\r\n"
-                   "multiplexing_api:epoll\r\ngcc_version:%d.%d.%d\r\nprocess_id:%d\r\nrun_id:%016llx%016llx%08x\r\n"
-                   "tcp_port:%lld\r\nserver_time_usec:%lld\r\nuptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\n"
-                   "hz:%lld\r\nconfigured_hz:%lld\r\nlru_clock:%u\r\nexecutable:shoal-server\r\nconfig_file:%s\r\n"
-                   "io_threads_active:0\r\nshards:%d\r\n\r\n",
-                   SHOAL_VERSION, un.sysname, un.release, un.machine, __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
-                   (int)getpid(), (unsigned long long)engine_start_time_ms() * 2654435761ull,
-                   (unsigned long long)getpid() * 11400714819323198485ull, 0u, (long long)cfg.port_i,
-                   (long long)ustime(), (long long)up, (long long)(up / 86400), (long long)cfg_get(hz),
-                   (long long)cfg_get(hz), (unsigned)((now / 1000) & LRU_CLOCK_MAX),
-                   cfg.config_file ? cfg.config_file : "", nshards);
+static void sec_server(buf *o, const info_src *src) {
+    struct utsname un;
+    uname(&un);
+    int64_t start = engine_start_time_ms();
+    int64_t up = (src->now_ms - start) / 1000;
+    buf_printf(o,
+               "redis_version:7.0.15\r\nshoal_version:%s\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\n"
+               "redis_mode:standalone\r\nos:%s %s %s\r\narch_bits:64\r\nmultiplexing_api:epoll\r\n"
+               "gcc_version:%d.%d.%d\r\nprocess_id:%d\r\nrun_id:%016llx%016llx%08x\r\ntcp_port:%lld\r\n"
+               "server_time_usec:%lld\r\nuptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:%lld\r\n"
+               "configured_hz:%lld\r\nlru_clock:%u\r\nexecutable:shoal-server\r\nconfig_file:%s\r\n"
+               "io_threads_active:0\r\nshards:%d\r\n",
+               SHOAL_VERSION, un.sysname, un.release, un.machine, __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
+               (int)getpid(), (unsigned long long)start * 2654435761ull,
+               (unsigned long long)getpid() * 11400714819323198485ull, 0u, (long long)cfg.port_i, (long long)ustime(),
+               (long long)up, (long long)(up / 86400), (long long)cfg_get(hz), (long long)cfg_get(hz),
+               (unsigned)((src->now_ms / 1000) & LRU_CLOCK_MAX), cfg.config_file ? cfg.config_file : "", nshards);
+}
+
+static void sec_clients(buf *o, const info_src *src) {
+    buf_printf(o,
+               "connected_clients:%d\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
+               "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:0\r\n"
+               "tracking_clients:0\r\nclients_in_timeout_table:0\r\n",
+               __atomic_load_n(&conn_count_total, __ATOMIC_RELAXED), (long long)cfg_get(maxclients));
+}
+
+static void sec_memory(buf *o, const info_src *src) {
+    static int64_t peak; /* atomic: highest used_memory INFO has seen */
+    int64_t used = mem_used();
+    int64_t old = __atomic_load_n(&peak, __ATOMIC_RELAXED);
+    while (used > old && !__atomic_compare_exchange_n(&peak, &old, used, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
     }
-    if (want(c, "clients", 1)) {
-        buf_printf(&o,
-                   "# Clients\r\nconnected_clients:%d\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
-                   "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:0\r\n"
-                   "tracking_clients:0\r\nclients_in_timeout_table:0\r\n\r\n",
-                   __atomic_load_n(&conn_count_total, __ATOMIC_RELAXED), (long long)cfg_get(maxclients));
-    }
-    if (want(c, "memory", 1)) {
-        int64_t used = mem_used();
-        size_t rss = mem_rss();
-        char h1[32], h2[32], h3[32];
-        human(h1, sizeof h1, (double)used);
-        human(h2, sizeof h2, (double)rss);
-        long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-        human(h3, sizeof h3, (double)pages * (double)psz);
-        buf_printf(&o,
-                   "# Memory\r\nused_memory:%lld\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\n"
-                   "used_memory_rss_human:%s\r\nused_memory_peak:%lld\r\nused_memory_dataset:%lld\r\n"
-                   "total_system_memory:%lld\r\ntotal_system_memory_human:%s\r\nmaxmemory:%lld\r\n"
-                   "maxmemory_policy:%s\r\nmem_fragmentation_ratio:%.2f\r\nmem_allocator:mimalloc\r\n"
-                   "lazyfree_pending_objects:0\r\n",
-                   (long long)used, h1, rss, h2, (long long)used, (long long)used, (long long)pages * psz, h3,
-                   (long long)cfg_get(maxmemory), cfg.maxmemory_policy_s, used > 0 ? (double)rss / (double)used : 0.0);
-        for (int i = 0; i < n; i++)
-            buf_printf(&o, "shard%d_used_memory:%lld\r\n", ids[i], (long long)mem_used_slot(ids[i] + 1));
-        buf_adds(&o, "\r\n");
-    }
+    int64_t pk = used > old ? used : old;
+    size_t rss = mem_rss();
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    int64_t maxmem = cfg_get(maxmemory);
+    char hu[32], hr[32], hp[32], hs[32], hm[32];
+    human(hu, sizeof hu, (double)used);
+    human(hr, sizeof hr, (double)rss);
+    human(hp, sizeof hp, (double)pk);
+    human(hs, sizeof hs, (double)pages * (double)psz);
+    human(hm, sizeof hm, (double)maxmem);
+    buf_printf(o,
+               "used_memory:%lld\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\nused_memory_rss_human:%s\r\n"
+               "used_memory_peak:%lld\r\nused_memory_peak_human:%s\r\nused_memory_peak_perc:%.2f%%\r\n"
+               "used_memory_dataset:%lld\r\ntotal_system_memory:%lld\r\ntotal_system_memory_human:%s\r\n"
+               "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:%s\r\nmem_fragmentation_ratio:%.2f\r\n"
+               "mem_fragmentation_bytes:%lld\r\nmem_allocator:mimalloc\r\nlazyfree_pending_objects:0\r\n",
+               (long long)used, hu, rss, hr, (long long)pk, hp, pk > 0 ? (double)used * 100.0 / (double)pk : 0.0,
+               (long long)used, (long long)pages * psz, hs, (long long)maxmem, hm, cfg.maxmemory_policy_s,
+               used > 0 ? (double)rss / (double)used : 0.0, (long long)rss - (long long)used);
+    for (int i = 0; i < src->n; i++)
+        buf_printf(o, "shard%d_used_memory:%lld\r\n", src->ids[i], (long long)mem_used_slot(src->ids[i] + 1));
+}
+
+static void sec_persistence(buf *o, const info_src *src) {
+    buf_printf(o,
+               "loading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\n"
+               "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:ok\r\naof_enabled:0\r\n"
+               "aof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_write_status:ok\r\n",
+               (long long)(engine_start_time_ms() / 1000));
+}
+
+static void sec_stats(buf *o, const info_src *src) {
     uint64_t cmds = 0, conns = 0, rej = 0, exp = 0, hits = 0, miss = 0, nin = 0, nout = 0, ops = 0;
-    for (int i = 0; i < n; i++) {
-        shard *s = shards[ids[i]];
+    for (int i = 0; i < src->n; i++) {
+        shard *s = shards[src->ids[i]];
         cmds += s->stat_commands;
         conns += s->stat_conns;
         rej += s->stat_rejected;
@@ -97,63 +117,120 @@ static void info_cmd(cmd_ctx *c) {
         nout += s->stat_net_out;
         uint64_t sum = 0;
         int k = s->ops_idx < 16 ? s->ops_idx : 16;
-        for (int j = 0; j < k; j++) sum += s->ops_samples[j];
+        for (int j = 0; j < k; j++)
+            sum += s->ops_samples[j];
         ops += k ? sum / (uint64_t)k : 0;
     }
-    if (want(c, "stats", 1)) {
-        buf_printf(&o,
-                   "# Stats\r\ntotal_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
-                   "instantaneous_ops_per_sec:%llu\r\ntotal_net_input_bytes:%llu\r\ntotal_net_output_bytes:%llu\r\n"
-                   "rejected_connections:%llu\r\nexpired_keys:%llu\r\nevicted_keys:0\r\nkeyspace_hits:%llu\r\n"
-                   "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n\r\n",
-                   (unsigned long long)conns, (unsigned long long)cmds, (unsigned long long)ops,
-                   (unsigned long long)nin, (unsigned long long)nout, (unsigned long long)rej,
-                   (unsigned long long)exp, (unsigned long long)hits, (unsigned long long)miss);
+    buf_printf(o,
+               "total_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
+               "instantaneous_ops_per_sec:%llu\r\ntotal_net_input_bytes:%llu\r\ntotal_net_output_bytes:%llu\r\n"
+               "rejected_connections:%llu\r\nexpired_keys:%llu\r\nevicted_keys:0\r\nkeyspace_hits:%llu\r\n"
+               "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n",
+               (unsigned long long)conns, (unsigned long long)cmds, (unsigned long long)ops, (unsigned long long)nin,
+               (unsigned long long)nout, (unsigned long long)rej, (unsigned long long)exp, (unsigned long long)hits,
+               (unsigned long long)miss);
+}
+
+static void sec_replication(buf *o, const info_src *src) {
+    buf_adds(o, "role:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\n"
+                "master_replid:0000000000000000000000000000000000000000\r\n"
+                "master_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\n"
+                "second_repl_offset:-1\r\nrepl_backlog_active:0\r\n");
+}
+
+static void sec_cpu(buf *o, const info_src *src) {
+    struct rusage self, kids;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &kids);
+    buf_printf(o,
+               "used_cpu_sys:%ld.%06ld\r\nused_cpu_user:%ld.%06ld\r\nused_cpu_sys_children:%ld.%06ld\r\n"
+               "used_cpu_user_children:%ld.%06ld\r\n",
+               (long)self.ru_stime.tv_sec, (long)self.ru_stime.tv_usec, (long)self.ru_utime.tv_sec,
+               (long)self.ru_utime.tv_usec, (long)kids.ru_stime.tv_sec, (long)kids.ru_stime.tv_usec,
+               (long)kids.ru_utime.tv_sec, (long)kids.ru_utime.tv_usec);
+}
+
+static void sec_empty(buf *o, const info_src *src) {}
+
+static void sec_cluster(buf *o, const info_src *src) { buf_adds(o, "cluster_enabled:0\r\n"); }
+
+static void sec_shards(buf *o, const info_src *src) {
+    for (int i = 0; i < src->n; i++) {
+        shard *s = shards[src->ids[i]];
+        size_t keys = 0;
+        for (int d = 0; d < (int)cfg.databases_i; d++)
+            keys += db_size(&s->dbs[d]);
+        buf_printf(o, "shard%d:keys=%zu,commands=%llu,connections=%d,remote_batches=%llu,transactions=%llu\r\n",
+                   src->ids[i], keys, (unsigned long long)s->stat_commands, s->nconns,
+                   (unsigned long long)s->stat_remote_batches, (unsigned long long)s->stat_tx);
     }
-    if (want(c, "cpu", 1)) {
-        struct rusage self, kids;
-        getrusage(RUSAGE_SELF, &self);
-        getrusage(RUSAGE_CHILDREN, &kids);
-        buf_printf(&o,
-                   "# CPU\r\nused_cpu_sys:%ld.%06ld\r\nused_cpu_user:%ld.%06ld\r\nused_cpu_sys_children:%ld.%06ld\r\n"
-                   "used_cpu_user_children:%ld.%06ld\r\n\r\n",
-                   (long)self.ru_stime.tv_sec, (long)self.ru_stime.tv_usec, (long)self.ru_utime.tv_sec,
-                   (long)self.ru_utime.tv_usec, (long)kids.ru_stime.tv_sec, (long)kids.ru_stime.tv_usec,
-                   (long)kids.ru_utime.tv_sec, (long)kids.ru_utime.tv_usec);
-    }
-    if (want(c, "shards", 1)) {
-        buf_adds(&o, "# Shards\r\n");
-        for (int i = 0; i < n; i++) {
-            shard *s = shards[ids[i]];
-            size_t keys = 0;
-            for (int d = 0; d < (int)cfg.databases_i; d++) keys += db_size(&s->dbs[d]);
-            buf_printf(&o, "shard%d:keys=%zu,commands=%llu,connections=%d,remote_batches=%llu,transactions=%llu\r\n",
-                       ids[i], keys, (unsigned long long)s->stat_commands, s->nconns,
-                       (unsigned long long)s->stat_remote_batches, (unsigned long long)s->stat_tx);
+}
+
+static void sec_keyspace(buf *o, const info_src *src) {
+    for (int d = 0; d < (int)cfg.databases_i; d++) {
+        size_t keys = 0, expires = 0;
+        for (int i = 0; i < src->n; i++) {
+            keys += db_size(&shards[src->ids[i]]->dbs[d]);
+            expires += shards[src->ids[i]]->dbs[d].expires;
         }
-        buf_adds(&o, "\r\n");
+        if (keys) buf_printf(o, "db%d:keys=%zu,expires=%zu,avg_ttl=0\r\n", d, keys, expires);
     }
-    if (want(c, "keyspace", 1)) {
-        buf_adds(&o, "# Keyspace\r\n");
-        for (int d = 0; d < (int)cfg.databases_i; d++) {
-            size_t keys = 0, expires = 0;
-            for (int i = 0; i < n; i++) {
-                keys += db_size(&shards[ids[i]]->dbs[d]);
-                expires += shards[ids[i]]->dbs[d].expires;
-            }
-            if (keys) buf_printf(&o, "db%d:keys=%zu,expires=%zu,avg_ttl=0\r\n", d, keys, expires);
-        }
-        buf_adds(&o, "\r\n");
+}
+
+static const struct section {
+    const char *name;  /* lowercase, as INFO takes it */
+    const char *title; /* the "# Title" line */
+    int dflt;          /* shown by INFO, INFO default */
+    void (*write)(buf *o, const info_src *src);
+} sections[] = {
+    {"server", "Server", 1, sec_server},
+    {"clients", "Clients", 1, sec_clients},
+    {"memory", "Memory", 1, sec_memory},
+    {"persistence", "Persistence", 1, sec_persistence},
+    {"stats", "Stats", 1, sec_stats},
+    {"replication", "Replication", 1, sec_replication},
+    {"cpu", "CPU", 1, sec_cpu},
+    {"modules", "Modules", 1, sec_empty},
+    {"errorstats", "Errorstats", 1, sec_empty},
+    {"cluster", "Cluster", 1, sec_cluster},
+    {"shards", "Shards", 1, sec_shards},
+    {"keyspace", "Keyspace", 1, sec_keyspace},
+};
+#define NSECTIONS ((int)(sizeof sections / sizeof sections[0]))
+
+/* Whether INFO's arguments ask for section s. */
+static int wanted(cmd_ctx *c, const struct section *s) {
+    if (c->argc == 1) return s->dflt;
+    for (int i = 1; i < c->argc; i++) {
+        if (arg_is(c, i, s->name) || arg_is(c, i, "all") || arg_is(c, i, "everything")) return 1;
+        if (arg_is(c, i, "default") && s->dflt) return 1;
     }
-    /* Redis ends without the last blank line */
-    if (o.len >= 2 && o.p[o.len - 2] == '\r') o.len -= 2;
+    return 0;
+}
+
+/* INFO [section [section ...]] */
+static void info_cmd(cmd_ctx *c) {
+    info_src src = {.now_ms = mstime()};
+    src.n = ctx_shards(c, src.ids);
+    buf o = {0};
+    for (int i = 0; i < NSECTIONS; i++) {
+        if (!wanted(c, &sections[i])) continue;
+        if (o.len) buf_adds(&o, "\r\n"); /* a blank line between sections, none at the end */
+        buf_printf(&o, "# %s\r\n", sections[i].title);
+        sections[i].write(&o, &src);
+    }
     reply_verbatim(c, o.p ? o.p : "", o.len);
     buf_free(&o);
 }
 
 static const command rows[] = {
-    {.name = "info", .proc = info_cmd, .arity = -1, .flags = CMD_LOADING | CMD_STALE | CMD_ALLSHARDS,
-     .group = "server", .since = "1.0.0", .acl = "slow dangerous",
+    {.name = "info",
+     .proc = info_cmd,
+     .arity = -1,
+     .flags = CMD_LOADING | CMD_STALE | CMD_ALLSHARDS,
+     .group = "server",
+     .since = "1.0.0",
+     .acl = "slow dangerous",
      .summary = "Get information and statistics about the server"},
 };
 

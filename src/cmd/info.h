@@ -1,5 +1,7 @@
-/* info.h - INFO and COMMAND (introspection), in info.c and command.c. */
+/* info.h - the introspection commands registered by server_register():
+ * INFO (info.c) and COMMAND (command.c). */
 #ifndef SHOAL_INFO_H
 #define SHOAL_INFO_H
 void info_register(void);
+void command_register(void);
 #endif

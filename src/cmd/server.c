@@ -1,62 +1,97 @@
-/* server.c - server commands: CONFIG TIME SHUTDOWN DEBUG INFO COMMAND.
- * CONFIG SET and DEBUG SLEEP hold every shard (CMD_ALLSHARDS): a config
- * change is seen by all shards at one point, and DEBUG SLEEP stalls the
- * whole server as it does in Redis. */
+/* server.c - server commands: CONFIG (GET SET RESETSTAT REWRITE HELP), TIME,
+ * SHUTDOWN, DEBUG; server_register() also registers INFO (info.c) and
+ * COMMAND (command.c).
+ *
+ * Every CONFIG subcommand but HELP holds every shard (CMD_ALLSHARDS): a
+ * change is seen by all shards at one point, and GET/REWRITE never read a
+ * string that a concurrent SET frees. DEBUG SLEEP holds every shard too, so
+ * it stalls the whole server as it does in Redis. */
 #include "cmd/cmd.h"
 #include "cmd/info.h"
 #include "lib/clock.h"
 #include "lib/mem.h"
+#include "net/conn.h"
 #include "server/config.h"
 #include "shard/shard.h"
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+/* ---- CONFIG ---- */
+
+/* Marks the directives that CONFIG GET's argument a selects in from[]
+ * (-1: not selected, else the argument index). A name without glob
+ * characters is looked up directly, and the reply shows it as given (as
+ * Redis does); a glob shows the directive's own name (from = 0). */
+static void config_match(cmd_ctx *c, int a, int *from) {
+    const char *pat = c->argv[a];
+    size_t plen = c->argl[a];
+    if (!memchr(pat, '*', plen) && !memchr(pat, '?', plen) && !memchr(pat, '[', plen)) {
+        char name[128];
+        if (plen >= sizeof name) return;
+        memcpy(name, pat, plen);
+        name[plen] = 0;
+        int i = config_find(name);
+        if (i >= 0 && from[i] < 0) from[i] = a;
+        return;
+    }
+    for (int i = 0; i < config_count(); i++) {
+        const char *name = config_name(i);
+        if (from[i] < 0 && glob_match(pat, plen, name, strlen(name), 1)) from[i] = 0;
+    }
+}
 
 /* CONFIG GET parameter [parameter ...] */
 static void config_get_cmd(cmd_ctx *c) {
-    int n = config_count();
-    char *hit = zcalloc((size_t)n);
-    int count = 0;
+    int n = config_count(), count = 0;
+    int *from = zmalloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++)
+        from[i] = -1;
     for (int a = 2; a < c->argc; a++)
-        for (int i = 0; i < n; i++) {
-            const char *name = config_name(i);
-            if (!hit[i] && glob_match(c->argv[a], c->argl[a], name, strlen(name), 1)) {
-                hit[i] = 1;
-                count++;
-            }
-        }
+        config_match(c, a, from);
+    for (int i = 0; i < n; i++)
+        count += from[i] >= 0;
     reply_map(c, count);
     buf v = {0};
     for (int i = 0; i < n; i++) {
-        if (!hit[i]) continue;
+        if (from[i] < 0) continue;
+        if (from[i] > 0)
+            reply_bulk(c, c->argv[from[i]], c->argl[from[i]]);
+        else
+            reply_cstr(c, config_name(i));
         v.len = 0;
         config_value(i, &v);
-        reply_cstr(c, config_name(i));
         reply_bulk(c, v.p ? v.p : "", v.len);
     }
     buf_free(&v);
-    zfree(hit);
+    zfree(from);
 }
 
 /* CONFIG SET parameter value [parameter value ...] */
 static void config_set_cmd(cmd_ctx *c) {
     if ((c->argc - 2) % 2) {
-        reply_arity(c);
+        reply_status(c, ST_SYNTAX);
         return;
     }
-    for (int i = 2; i < c->argc; i += 2) {
-        char name[128], err[512];
-        char *val = zstrndup(c->argv[i + 1], c->argl[i + 1]);
-        snprintf(name, sizeof name, "%.*s", (int)c->argl[i], c->argv[i]);
-        int rc = config_set(name, val, err, sizeof err);
-        zfree(val);
-        if (rc < 0) {
-            reply_error(c, err);
-            return;
-        }
+    int n = (c->argc - 2) / 2;
+    char **names = zmalloc(sizeof(char *) * (size_t)n), **values = zmalloc(sizeof(char *) * (size_t)n);
+    for (int k = 0; k < n; k++) {
+        names[k] = zstrndup(c->argv[2 + 2 * k], c->argl[2 + 2 * k]);
+        values[k] = zstrndup(c->argv[3 + 2 * k], c->argl[3 + 2 * k]);
     }
-    reply_ok(c);
+    char err[512];
+    if (config_set_many(n, (const char *const *)names, (const char *const *)values, err, sizeof err) < 0)
+        reply_error(c, err);
+    else
+        reply_ok(c);
+    for (int k = 0; k < n; k++) {
+        zfree(names[k]);
+        zfree(values[k]);
+    }
+    zfree(names);
+    zfree(values);
 }
 
 /* CONFIG RESETSTAT */
@@ -68,6 +103,8 @@ static void config_resetstat_cmd(cmd_ctx *c) {
         s->stat_hits = s->stat_misses = s->stat_net_in = s->stat_net_out = 0;
         s->stat_remote_batches = s->stat_tx = 0;
         s->ops_sample_cmds = 0;
+        memset(s->ops_samples, 0, sizeof s->ops_samples);
+        s->ops_idx = 0;
     }
     reply_ok(c);
 }
@@ -75,12 +112,21 @@ static void config_resetstat_cmd(cmd_ctx *c) {
 /* CONFIG REWRITE */
 static void config_rewrite_cmd(cmd_ctx *c) {
     char err[512];
-    if (config_rewrite(err, sizeof err) < 0) reply_error(c, err);
-    else reply_ok(c);
+    if (config_rewrite(err, sizeof err) < 0)
+        reply_error(c, err);
+    else
+        reply_ok(c);
 }
 
+static void reply_lines(cmd_ctx *c, const char *const *lines, int n) {
+    reply_array(c, n);
+    for (int i = 0; i < n; i++)
+        reply_simple(c, lines[i]);
+}
+
+/* CONFIG HELP */
 static void config_help_cmd(cmd_ctx *c) {
-    static const char *lines[] = {
+    static const char *const lines[] = {
         "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "GET <pattern>",
         "    Return parameters matching the glob-like <pattern> and their values.",
@@ -93,10 +139,10 @@ static void config_help_cmd(cmd_ctx *c) {
         "HELP",
         "    Print this help.",
     };
-    int n = (int)(sizeof lines / sizeof lines[0]);
-    reply_array(c, n);
-    for (int i = 0; i < n; i++) reply_simple(c, lines[i]);
+    reply_lines(c, lines, (int)(sizeof lines / sizeof lines[0]));
 }
+
+/* ---- TIME SHUTDOWN DEBUG ---- */
 
 /* TIME */
 static void time_cmd(cmd_ctx *c) {
@@ -108,72 +154,160 @@ static void time_cmd(cmd_ctx *c) {
 
 /* SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT] */
 static void shutdown_cmd(cmd_ctx *c) {
+    int nosave = 0, save = 0, abort_ = 0;
     for (int i = 1; i < c->argc; i++) {
-        if (!arg_is(c, i, "nosave") && !arg_is(c, i, "save") && !arg_is(c, i, "now") && !arg_is(c, i, "force") &&
-            !arg_is(c, i, "abort")) {
+        if (arg_is(c, i, "nosave"))
+            nosave = 1;
+        else if (arg_is(c, i, "save"))
+            save = 1;
+        else if (arg_is(c, i, "abort"))
+            abort_ = 1;
+        else if (!arg_is(c, i, "now") && !arg_is(c, i, "force")) {
             reply_status(c, ST_SYNTAX);
             return;
         }
-        if (arg_is(c, i, "abort")) {
-            reply_error(c, "ERR No shutdown in progress.");
-            return;
-        }
     }
-    /* The main thread exits on SIGTERM; this client's connection just closes. */
+    if ((nosave && save) || (abort_ && c->argc > 2)) {
+        reply_status(c, ST_SYNTAX);
+        return;
+    }
+    if (abort_) {
+        reply_error(c, "ERR No shutdown in progress.");
+        return;
+    }
+    /* No reply, as Redis: main() exits on SIGTERM and the socket closes. */
     kill(getpid(), SIGTERM);
 }
 
-/* DEBUG SLEEP seconds | DEBUG JMAP... (only what tests and tools use) */
+/* A client on a Unix socket or a loopback address. */
+static int is_local(const session *s) {
+    const conn *x = s ? s->conn : NULL;
+    if (!x) return 1; /* the embedded engine */
+    return x->is_unix || !strncmp(x->addr, "127.", 4) || !strncmp(x->addr, "::1:", 4);
+}
+
+static int debug_allowed(cmd_ctx *c) {
+    int64_t mode = cfg_get(enable_debug_command);
+    if (mode == CFG_ALLOW_YES || (mode == CFG_ALLOW_LOCAL && is_local(c->sess))) return 1;
+    reply_error(c, "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", "
+                   "you can run it from a local connection, otherwise you need to set this option in the "
+                   "configuration file, and then restart the server.");
+    return 0;
+}
+
+/* DEBUG SLEEP seconds | DEBUG HELP */
 static void debug_cmd(cmd_ctx *c) {
+    if (!debug_allowed(c)) return;
     if (arg_is(c, 1, "sleep") && c->argc == 3) {
-        double secs;
-        if (!arg_double(c, 2, &secs)) return;
+        /* As Redis: strtod, so "abc" sleeps 0 s; capped at an hour here. */
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, "%.*s", (int)(c->argl[2] < 63 ? c->argl[2] : 63), c->argv[2]);
+        double secs = strtod(tmp, NULL);
         if (secs > 0) {
+            if (secs > 3600) secs = 3600;
             struct timespec ts = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
             nanosleep(&ts, NULL);
         }
         reply_ok(c);
         return;
     }
-    if (arg_is(c, 1, "help")) {
-        reply_array(c, 2);
-        reply_simple(c, "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
-        reply_simple(c, "SLEEP <seconds>");
+    if (arg_is(c, 1, "help") && c->argc == 2) {
+        static const char *const lines[] = {
+            "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "SLEEP <seconds>",
+            "    Stop the server for <seconds>. Decimals allowed.",
+            "HELP",
+            "    Print this help.",
+        };
+        reply_lines(c, lines, (int)(sizeof lines / sizeof lines[0]));
         return;
     }
-    reply_errorf(c, "ERR unknown subcommand '%.*s'. Try DEBUG HELP.", (int)c->argl[1], c->argv[1]);
+    reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try DEBUG HELP.",
+                 (int)(c->argl[1] > 128 ? 128 : c->argl[1]), c->argv[1]);
 }
 
+#define ADM CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE
+#define ADMIN_ACL "admin slow dangerous"
 static command config_subs[] = {
-    {.name = "config|get", .proc = config_get_cmd, .arity = -3, .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .group = "server", .since = "2.0.0", .acl = "admin slow dangerous", .summary = "Get the values of configuration parameters"},
-    {.name = "config|set", .proc = config_set_cmd, .arity = -4,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_ALLSHARDS, .group = "server", .since = "2.0.0",
-     .acl = "admin slow dangerous", .summary = "Set configuration parameters to the given values"},
-    {.name = "config|resetstat", .proc = config_resetstat_cmd, .arity = 2,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_ALLSHARDS, .group = "server", .since = "2.0.0",
-     .acl = "admin slow dangerous", .summary = "Reset the stats returned by INFO"},
-    {.name = "config|rewrite", .proc = config_rewrite_cmd, .arity = 2,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, .group = "server", .since = "2.8.0",
-     .acl = "admin slow dangerous", .summary = "Rewrite the configuration file with the in memory configuration"},
-    {.name = "config|help", .proc = config_help_cmd, .arity = 2, .flags = CMD_LOADING | CMD_STALE, .group = "server",
-     .since = "5.0.0", .acl = "slow", .summary = "Show helpful text about the different subcommands"},
+    {.name = "config|get",
+     .proc = config_get_cmd,
+     .arity = -3,
+     .flags = ADM | CMD_ALLSHARDS,
+     .group = "server",
+     .since = "2.0.0",
+     .acl = ADMIN_ACL,
+     .summary = "Get the values of configuration parameters"},
+    {.name = "config|set",
+     .proc = config_set_cmd,
+     .arity = -4,
+     .flags = ADM | CMD_ALLSHARDS,
+     .group = "server",
+     .since = "2.0.0",
+     .acl = ADMIN_ACL,
+     .summary = "Set configuration parameters to the given values"},
+    {.name = "config|resetstat",
+     .proc = config_resetstat_cmd,
+     .arity = 2,
+     .flags = ADM | CMD_ALLSHARDS,
+     .group = "server",
+     .since = "2.0.0",
+     .acl = ADMIN_ACL,
+     .summary = "Reset the stats returned by INFO"},
+    {.name = "config|rewrite",
+     .proc = config_rewrite_cmd,
+     .arity = 2,
+     .flags = ADM | CMD_ALLSHARDS,
+     .group = "server",
+     .since = "2.8.0",
+     .acl = ADMIN_ACL,
+     .summary = "Rewrite the configuration file with the in memory configuration"},
+    {.name = "config|help",
+     .proc = config_help_cmd,
+     .arity = 2,
+     .flags = CMD_LOADING | CMD_STALE,
+     .group = "server",
+     .since = "5.0.0",
+     .acl = "slow",
+     .summary = "Show helpful text about the different subcommands"},
 };
 
 static const command rows[] = {
-    {.name = "config", .arity = -2, .group = "server", .since = "2.0.0", .acl = "slow",
-     .summary = "A container for server configuration commands", .subs = config_subs,
+    {.name = "config",
+     .arity = -2,
+     .group = "server",
+     .since = "2.0.0",
+     .acl = "slow",
+     .summary = "A container for server configuration commands",
+     .subs = config_subs,
      .nsubs = (int)(sizeof config_subs / sizeof config_subs[0])},
-    {.name = "time", .proc = time_cmd, .arity = 1, .flags = CMD_LOADING | CMD_STALE | CMD_FAST, .group = "server",
-     .since = "2.6.0", .acl = "fast", .summary = "Return the current server time"},
-    {.name = "shutdown", .proc = shutdown_cmd, .arity = -1,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_SESSION, .group = "server", .since = "1.0.0",
-     .acl = "admin slow dangerous", .summary = "Synchronously save the dataset to disk and then shut down the server"},
-    {.name = "debug", .proc = debug_cmd, .arity = -2, .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_ALLSHARDS,
-     .group = "server", .since = "1.0.0", .acl = "admin slow dangerous", .summary = "A container for debugging commands"},
+    {.name = "time",
+     .proc = time_cmd,
+     .arity = 1,
+     .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
+     .group = "server",
+     .since = "2.6.0",
+     .acl = "fast",
+     .summary = "Return the current server time"},
+    {.name = "shutdown",
+     .proc = shutdown_cmd,
+     .arity = -1,
+     .flags = ADM | CMD_ALLOWBUSY | CMD_SESSION,
+     .group = "server",
+     .since = "1.0.0",
+     .acl = ADMIN_ACL,
+     .summary = "Synchronously save the dataset to disk and then shut down the server"},
+    {.name = "debug",
+     .proc = debug_cmd,
+     .arity = -2,
+     .flags = ADM | CMD_ALLSHARDS,
+     .group = "server",
+     .since = "1.0.0",
+     .acl = ADMIN_ACL,
+     .summary = "A container for debugging commands"},
 };
 
 void server_register(void) {
     cmd_register(rows, (int)(sizeof rows / sizeof rows[0]));
     info_register();
+    command_register();
 }

@@ -83,10 +83,12 @@ conn *conn_create(shard *sh, int fd, int is_unix) {
     c->last_io_ms = c->s.ctime_ms;
     strcpy(c->s.lastcmd, "NULL");
     resp_parser_init(&c->rp, cfg_get(proto_max_bulk_len));
+    pthread_mutex_lock(&sh->conns_lock);
     c->all_next = sh->conns;
     if (sh->conns) sh->conns->all_prev = c;
     sh->conns = c;
     sh->nconns++;
+    pthread_mutex_unlock(&sh->conns_lock);
     __atomic_fetch_add(&conn_count_total, 1, __ATOMIC_RELAXED);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
     epoll_ctl(sh->epfd, EPOLL_CTL_ADD, fd, &ev);
@@ -129,10 +131,12 @@ void conn_close(conn *c) {
     epoll_ctl(sh->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     c->fd = -1;
+    pthread_mutex_lock(&sh->conns_lock);
     if (c->all_prev) c->all_prev->all_next = c->all_next;
     else sh->conns = c->all_next;
     if (c->all_next) c->all_next->all_prev = c->all_prev;
     sh->nconns--;
+    pthread_mutex_unlock(&sh->conns_lock);
     __atomic_fetch_sub(&conn_count_total, 1, __ATOMIC_RELAXED);
     conn_release_if_done(c);
 }
@@ -162,7 +166,7 @@ void shard_run_pending(shard *sh) {
 
 void conn_process(conn *c) {
     shard *sh = c->sh;
-    if (__atomic_load_n(&c->s.flags, __ATOMIC_RELAXED) & SESS_CLOSE_ASAP) {
+    if (__atomic_load_n(&c->s.killed, __ATOMIC_RELAXED)) {
         conn_close(c);
         return;
     }

@@ -31,6 +31,7 @@ typedef struct session {
     int db, resp;
     char *name;
     uint32_t flags;
+    int killed;        /* atomic: CLIENT KILL from any thread; the owner closes */
     struct conn *conn; /* NULL in the embedded engine */
     buf *out;          /* embedded engine: where replies go */
     struct shard *sh;
@@ -63,7 +64,7 @@ typedef struct conn {
     struct conn *write_next;
     int in_pending, in_write, closed, epout, in_grave;
     int64_t last_io_ms;
-    char addr[64], laddr[64];
+    char addr[128], laddr[128];
     int is_unix;
     uint64_t cmds;
 } conn;

@@ -1,6 +1,16 @@
-/* config.c - directive parsing for the config file, `--name value`
- * arguments and CONFIG GET/SET/REWRITE; one row per directive in
- * CONFIG_TABLE (config.h). */
+/* config.c - the directives of CONFIG_TABLE (config.h): parsing of the
+ * config file and `--name value` arguments, CONFIG SET (all or nothing),
+ * CONFIG GET's values and CONFIG REWRITE.
+ *
+ * Every directive goes through set_row(), so the file, the arguments and
+ * CONFIG SET accept and reject exactly the same values, with Redis's
+ * reasons ("argument couldn't be parsed into an integer", ...). Startup
+ * errors name the line as redis-server does:
+ *
+ *   *** FATAL CONFIG FILE ERROR (shoal) ***
+ *   Reading the configuration file, at line 2
+ *   >>> 'foo bar'
+ *   Bad directive or wrong number of arguments */
 #include "server/config.h"
 #include "lib/log.h"
 #include "lib/mem.h"
@@ -33,106 +43,216 @@ static cfg_row rows[] = {
 };
 #define NROWS ((int)(sizeof rows / sizeof rows[0]))
 
+/* Each directive's value right after config_defaults(), for REWRITE. */
+static char *defaults[NROWS];
+
 int config_count(void) { return NROWS; }
 const char *config_name(int i) { return rows[i].name; }
 
-static int find_row(const char *name) {
+int config_find(const char *name) {
     for (int i = 0; i < NROWS; i++)
         if (!strcasecmp(rows[i].name, name)) return i;
-    /* Redis's alias */
-    if (!strcasecmp(name, "io-threads")) return -2;
     return -1;
 }
 
-/* "1gb" -> bytes, as Redis's memtoull. */
+static int row_is(int i, const char *name) { return !strcmp(rows[i].name, name); }
+
+/* Directives whose value is several words, joined by single spaces. */
+static int multi_word(int i) {
+    return rows[i].type == CT_SPECIAL || row_is(i, "save") || row_is(i, "bind") || row_is(i, "cpu-affinity");
+}
+
+/* ---- enumerations ---- */
+
+static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
+static const char *const allow_opts[] = {"no", "yes", "local", NULL};
+static const char *const policies[] = {"volatile-lru",   "volatile-lfu", "volatile-random",
+                                       "volatile-ttl",   "allkeys-lru",  "allkeys-lfu",
+                                       "allkeys-random", "noeviction",   NULL};
+
+static const char *const *enum_opts(int i) {
+    if (row_is(i, "loglevel")) return loglevels;
+    if (row_is(i, "maxmemory-policy")) return policies;
+    return allow_opts;
+}
+
+static int enum_index(const char *const *opts, const char *v) {
+    for (int k = 0; opts[k]; k++)
+        if (!strcasecmp(v, opts[k])) return k;
+    return -1;
+}
+
+static void enum_error(const char *const *opts, char *err, size_t el) {
+    size_t at = (size_t)snprintf(err, el, "argument(s) must be one of the following: ");
+    for (int k = 0; opts[k] && at < el; k++)
+        at += (size_t)snprintf(err + at, el - at, "%s%s", k ? ", " : "", opts[k]);
+}
+
+/* ---- value parsers ---- */
+
+/* "1gb" -> bytes, as Redis's memtoull: whole non-negative numbers only. */
 static int parse_mem(const char *s, int64_t *out) {
-    char *end;
-    errno = 0;
-    if (!*s) return 0;
-    long double v = strtold(s, &end);
-    if (errno || end == s) return 0;
-    long double mul = 1;
-    if (!strcasecmp(end, "") || !strcasecmp(end, "b")) mul = 1;
-    else if (!strcasecmp(end, "k")) mul = 1000;
-    else if (!strcasecmp(end, "kb")) mul = 1024;
-    else if (!strcasecmp(end, "m")) mul = 1000 * 1000;
-    else if (!strcasecmp(end, "mb")) mul = 1024 * 1024;
-    else if (!strcasecmp(end, "g")) mul = 1000L * 1000 * 1000;
-    else if (!strcasecmp(end, "gb")) mul = 1024L * 1024 * 1024;
-    else return 0;
-    /* only whole numbers, as Redis */
-    for (const char *p = s; p < end; p++)
-        if (!isdigit((unsigned char)*p) && !(p == s && *p == '-')) return 0;
-    v *= mul;
+    const char *p = s;
+    while (isdigit((unsigned char)*p))
+        p++;
+    if (p == s || p - s > 19) return 0;
+    long double mul;
+    if (!strcasecmp(p, "") || !strcasecmp(p, "b"))
+        mul = 1;
+    else if (!strcasecmp(p, "k"))
+        mul = 1000;
+    else if (!strcasecmp(p, "kb"))
+        mul = 1024;
+    else if (!strcasecmp(p, "m"))
+        mul = 1000 * 1000;
+    else if (!strcasecmp(p, "mb"))
+        mul = 1024 * 1024;
+    else if (!strcasecmp(p, "g"))
+        mul = 1000L * 1000 * 1000;
+    else if (!strcasecmp(p, "gb"))
+        mul = 1024L * 1024 * 1024;
+    else
+        return 0;
+    long double v = strtold(s, NULL) * mul;
     if (v > (long double)INT64_MAX) return 0;
     *out = (int64_t)v;
     return 1;
 }
 
-static int parse_obuf(const char *v, int64_t lim[3][3], char *err, size_t el) {
-    char *copy = strdup(v), *save = NULL;
-    char *tok[64];
+/* Splits v at spaces into at most max tokens of a private copy (*copy,
+ * freed by the caller). Returns the token count, or -1 when there are more. */
+static int split_words(const char *v, char **copy, char **tok, int max) {
+    *copy = strdup(v);
+    char *save = NULL;
     int n = 0;
-    for (char *t = strtok_r(copy, " ", &save); t && n < 64; t = strtok_r(NULL, " ", &save)) tok[n++] = t;
-    if (n == 0 || n % 4) {
-        free(copy);
-        snprintf(err, el, "Wrong number of arguments in buffer limit configuration.");
-        return -1;
+    for (char *t = strtok_r(*copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        if (n == max) return -1;
+        tok[n++] = t;
     }
-    for (int i = 0; i < n; i += 4) {
+    return n;
+}
+
+static int parse_obuf(const char *v, int64_t lim[3][3], char *err, size_t el) {
+    char *copy, *tok[64];
+    int n = split_words(v, &copy, tok, 64);
+    const char *why = NULL;
+    if (n <= 0 || n % 4) why = "Wrong number of arguments in buffer limit configuration.";
+    for (int i = 0; !why && i < n; i += 4) {
         int cls;
-        if (!strcasecmp(tok[i], "normal")) cls = 0;
-        else if (!strcasecmp(tok[i], "replica") || !strcasecmp(tok[i], "slave")) cls = 1;
-        else if (!strcasecmp(tok[i], "pubsub")) cls = 2;
+        if (!strcasecmp(tok[i], "normal"))
+            cls = 0;
+        else if (!strcasecmp(tok[i], "replica") || !strcasecmp(tok[i], "slave"))
+            cls = 1;
+        else if (!strcasecmp(tok[i], "pubsub"))
+            cls = 2;
         else {
-            free(copy);
-            snprintf(err, el, "Invalid client class specified in buffer limit configuration.");
-            return -1;
+            why = "Invalid client class specified in buffer limit configuration.";
+            break;
         }
-        int64_t h, s, secs;
-        long long tmp;
+        int64_t h, s;
+        long long secs;
         if (!parse_mem(tok[i + 1], &h) || !parse_mem(tok[i + 2], &s) ||
-            !str2ll(tok[i + 3], strlen(tok[i + 3]), &tmp) || h < 0 || s < 0 || tmp < 0) {
-            free(copy);
-            snprintf(err, el, "Error in hard, soft or soft_seconds setting in buffer limit configuration.");
-            return -1;
+            !str2ll(tok[i + 3], strlen(tok[i + 3]), &secs) || secs < 0) {
+            why = "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+            break;
         }
-        secs = tmp;
         lim[cls][0] = h;
         lim[cls][1] = s;
         lim[cls][2] = secs;
     }
     free(copy);
+    if (why) snprintf(err, el, "%s", why);
+    return why ? -1 : 0;
+}
+
+/* save: "" or pairs of "<seconds> <changes>". */
+static int check_save(const char *v, char *err, size_t el) {
+    char *copy, *tok[128];
+    int n = split_words(v, &copy, tok, 128);
+    int ok = n >= 0 && n % 2 == 0;
+    for (int i = 0; ok && i < n; i++) {
+        long long x;
+        ok = str2ll(tok[i], strlen(tok[i]), &x) && x >= 0;
+    }
+    free(copy);
+    if (!ok) snprintf(err, el, "Invalid save parameters");
+    return ok ? 0 : -1;
+}
+
+/* cpu-affinity: CPU numbers separated by commas or spaces (shard i runs
+ * on the i-th, wrapping around). */
+static int check_cpus(const char *v, char *err, size_t el) {
+    const char *p = v;
+    while (*p) {
+        if (*p == ',' || *p == ' ') {
+            p++;
+            continue;
+        }
+        const char *q = p;
+        while (isdigit((unsigned char)*q))
+            q++;
+        long long cpu;
+        if (q == p || !str2ll(p, (size_t)(q - p), &cpu) || cpu >= 1024 || (*q && *q != ',' && *q != ' ')) {
+            snprintf(err, el, "argument must be a list of CPU numbers (0-1023) separated by commas");
+            return -1;
+        }
+        p = q;
+    }
     return 0;
 }
 
-static const char *loglevels[] = {"debug", "verbose", "notice", "warning", "nothing", NULL};
+static int set_int(int i, const char *v, char *err, size_t el) {
+    cfg_row *r = &rows[i];
+    long long x;
+    int ok;
+    if (row_is(i, "unixsocketperm")) { /* octal, as chmod takes it */
+        char *end;
+        errno = 0;
+        x = strtoll(v, &end, 8);
+        ok = *v && !*end && !errno && isdigit((unsigned char)*v);
+    } else {
+        ok = str2ll(v, strlen(v), &x);
+    }
+    if (!ok) {
+        snprintf(err, el, "argument couldn't be parsed into an integer");
+        return -1;
+    }
+    if (x < r->min || x > r->max) {
+        snprintf(err, el, "argument must be between %lld and %lld inclusive", (long long)r->min, (long long)r->max);
+        return -1;
+    }
+    if (row_is(i, "hz")) x = x < 1 ? 1 : x > 500 ? 500 : x; /* Redis clamps hz */
+    __atomic_store_n(r->ival, (int64_t)x, __ATOMIC_RELAXED);
+    return 0;
+}
 
-/* Sets row i from text; 0 ok, else -1 with a reason in err. */
+static int set_str(int i, const char *v, char *err, size_t el) {
+    cfg_row *r = &rows[i];
+    if (row_is(i, "save") && check_save(v, err, el) < 0) return -1;
+    if (row_is(i, "cpu-affinity") && check_cpus(v, err, el) < 0) return -1;
+    if (row_is(i, "maxmemory-policy")) {
+        int k = enum_index(policies, v);
+        if (k < 0) {
+            enum_error(policies, err, el);
+            return -1;
+        }
+        v = policies[k];
+    }
+    if (row_is(i, "dir") && chdir(v) != 0) {
+        snprintf(err, el, "%s", strerror(errno));
+        return -1;
+    }
+    free(*r->sval);
+    *r->sval = strdup(v);
+    return 0;
+}
+
+/* Sets row i from text; 0 ok, else -1 with Redis's reason in err. */
 static int set_row(int i, const char *v, char *err, size_t el) {
     cfg_row *r = &rows[i];
     switch (r->type) {
-    case CT_INT: {
-        long long x;
-        if (!str2ll(v, strlen(v), &x)) {
-            /* unixsocketperm is octal */
-            char *end;
-            if (!strcmp(r->name, "unixsocketperm") && (x = strtoll(v, &end, 8), *end == 0 && *v)) {
-            } else {
-                snprintf(err, el, "argument couldn't be parsed into an integer");
-                return -1;
-            }
-        } else if (!strcmp(r->name, "unixsocketperm")) {
-            x = strtoll(v, NULL, 8);
-        }
-        if (x < r->min || x > r->max) {
-            snprintf(err, el, "argument must be between %lld and %lld inclusive", (long long)r->min,
-                     (long long)r->max);
-            return -1;
-        }
-        __atomic_store_n(r->ival, (int64_t)x, __ATOMIC_RELAXED);
-        return 0;
-    }
+    case CT_INT:
+        return set_int(i, v, err, el);
     case CT_MEM: {
         int64_t x;
         if (!parse_mem(v, &x)) {
@@ -140,30 +260,33 @@ static int set_row(int i, const char *v, char *err, size_t el) {
             return -1;
         }
         if (x < r->min || x > r->max) {
-            snprintf(err, el, "argument must be between %lld and %lld inclusive", (long long)r->min,
-                     (long long)r->max);
+            snprintf(err, el, "argument must be between %lld and %lld inclusive", (long long)r->min, (long long)r->max);
             return -1;
         }
         __atomic_store_n(r->ival, x, __ATOMIC_RELAXED);
         return 0;
     }
     case CT_BOOL:
-        if (!strcasecmp(v, "yes")) *r->ival = 1;
-        else if (!strcasecmp(v, "no")) *r->ival = 0;
+        if (!strcasecmp(v, "yes"))
+            *r->ival = 1;
+        else if (!strcasecmp(v, "no"))
+            *r->ival = 0;
         else {
             snprintf(err, el, "argument must be 'yes' or 'no'");
             return -1;
         }
         return 0;
-    case CT_ENUM:
-        for (int k = 0; loglevels[k]; k++)
-            if (!strcasecmp(v, loglevels[k])) {
-                *r->ival = k;
-                log_set_level(k);
-                return 0;
-            }
-        snprintf(err, el, "argument(s) must be one of the following: debug, verbose, notice, warning, nothing");
-        return -1;
+    case CT_ENUM: {
+        const char *const *opts = enum_opts(i);
+        int k = enum_index(opts, v);
+        if (k < 0) {
+            enum_error(opts, err, el);
+            return -1;
+        }
+        __atomic_store_n(r->ival, (int64_t)k, __ATOMIC_RELAXED);
+        if (row_is(i, "loglevel")) log_set_level(k);
+        return 0;
+    }
     case CT_SPECIAL: {
         int64_t lim[3][3];
         memcpy(lim, cfg.obuf_limits, sizeof lim);
@@ -171,21 +294,15 @@ static int set_row(int i, const char *v, char *err, size_t el) {
         memcpy(cfg.obuf_limits, lim, sizeof lim);
         return 0;
     }
-    default: /* CT_STR */
-        if (!strcmp(r->name, "dir") && *v && chdir(v) != 0) {
-            snprintf(err, el, "No such file or directory");
-            return -1;
-        }
-        free(*r->sval);
-        *r->sval = strdup(v);
-        return 0;
+    default:
+        return set_str(i, v, err, el);
     }
 }
 
 void config_defaults(void) {
     char err[256];
     for (int i = 0; i < NROWS; i++) {
-        if (!strcmp(rows[i].name, "dir")) {
+        if (row_is(i, "dir")) {
             rows[i].sval[0] = strdup(".");
             continue;
         }
@@ -197,7 +314,18 @@ void config_defaults(void) {
     /* Redis's default save rules; "" disables them. */
     free(cfg.save_s);
     cfg.save_s = strdup("3600 1 300 100 60 10000");
+    buf v = {0};
+    for (int i = 0; i < NROWS; i++) {
+        v.len = 0;
+        config_value(i, &v);
+        buf_addc(&v, 0);
+        free(defaults[i]);
+        defaults[i] = strdup(v.p);
+    }
+    buf_free(&v);
 }
+
+/* ---- the config file and arguments ---- */
 
 static int fatal(char *err, size_t el, int line, const char *text, const char *why) {
     snprintf(err, el,
@@ -208,55 +336,43 @@ static int fatal(char *err, size_t el, int line, const char *text, const char *w
 
 /* One directive line: name + args. */
 static int apply_line(const char *line, int lineno, char *err, size_t el) {
+    const char *first = line;
+    while (*first == ' ' || *first == '\t')
+        first++;
+    if (*first == '#' || *first == 0) return 0; /* comments are not split: "# don't" has a lone quote */
     buf tmp = {0};
     size_t off[256], len[256];
-    const char *first = line;
-    while (*first == ' ' || *first == '\t') first++;
-    if (*first == '#' || *first == 0) return 0; /* comment or blank line */
-    size_t n = strlen(line);
-    int argc = resp_split_line(line, n, &tmp, off, len, 256);
+    int argc = resp_split_line(line, strlen(line), &tmp, off, len, 256);
     if (argc < 0) {
         buf_free(&tmp);
         return fatal(err, el, lineno, line, "Unbalanced quotes in configuration line");
     }
-    if (argc == 0 || (tmp.p && tmp.p[off[0]] == '#')) {
+    if (argc == 0 || tmp.p[off[0]] == '#') {
         buf_free(&tmp);
         return 0;
     }
     char name[128];
     snprintf(name, sizeof name, "%.*s", (int)len[0], tmp.p + off[0]);
-    int i = find_row(name);
-    if (i == -2) {
-        buf_free(&tmp);
-        return 0;
-    }
-    if (i < 0) {
+    int i = len[0] < sizeof name ? config_find(name) : -1;
+    if (i < 0 || argc == 256) {
         buf_free(&tmp);
         return fatal(err, el, lineno, line, "Bad directive or wrong number of arguments");
     }
-    /* Multi-word values (save, bind, client-output-buffer-limit) are joined. */
     buf v = {0};
     for (int a = 1; a < argc; a++) {
         if (a > 1) buf_addc(&v, ' ');
         buf_add(&v, tmp.p + off[a], len[a]);
     }
     buf_addc(&v, 0);
-    int multi = rows[i].type == CT_SPECIAL || !strcmp(rows[i].name, "save") || !strcmp(rows[i].name, "bind") ||
-                !strcmp(rows[i].name, "cpu-affinity");
+    int may_be_empty = row_is(i, "save") || row_is(i, "logfile") || row_is(i, "unixsocket");
     int rc = 0;
     char why[256];
-    if (argc < 2 && strcmp(rows[i].name, "save") && strcmp(rows[i].name, "logfile") &&
-        strcmp(rows[i].name, "unixsocket")) {
-        rc = fatal(err, el, lineno, line, "wrong number of arguments");
-    } else if (argc > 2 && !multi) {
+    if ((argc < 2 && !may_be_empty) || (argc > 2 && !multi_word(i))) {
         rc = fatal(err, el, lineno, line, "wrong number of arguments");
     } else if (rows[i].type == CT_SPECIAL) {
         /* client-output-buffer-limit lines set one class at a time */
         if (parse_obuf(v.p, cfg.obuf_limits, why, sizeof why) < 0) rc = fatal(err, el, lineno, line, why);
-    } else if (!strcmp(rows[i].name, "save") && !strcmp(v.p, "") && argc >= 2) {
-        free(cfg.save_s);
-        cfg.save_s = strdup("");
-    } else if (set_row(i, argc < 2 ? "" : v.p, why, sizeof why) < 0) {
+    } else if (set_row(i, v.p, why, sizeof why) < 0) {
         rc = fatal(err, el, lineno, line, why);
     }
     buf_free(&v);
@@ -264,74 +380,90 @@ static int apply_line(const char *line, int lineno, char *err, size_t el) {
     return rc;
 }
 
+static int load_file(const char *path, char *err, size_t el) {
+    FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+    if (!f) {
+        snprintf(err, el, "Fatal error, can't open config file '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    cfg.config_file = realpath(path, NULL);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int lineno = 0, rc = 0;
+    while (rc == 0 && (n = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = 0;
+        rc = apply_line(line, lineno, err, el);
+    }
+    free(line);
+    if (f != stdin) fclose(f);
+    return rc;
+}
+
+/* Appends `"text"` with the escapes resp_split_line reads back. */
+static void add_quoted(buf *o, const char *s, size_t n) {
+    buf_addc(o, '"');
+    for (size_t k = 0; k < n; k++) {
+        unsigned char ch = (unsigned char)s[k];
+        if (ch == '"' || ch == '\\') {
+            buf_addc(o, '\\');
+            buf_addc(o, (char)ch);
+        } else if (ch < 0x20 || ch >= 0x7f) {
+            buf_printf(o, "\\x%02x", ch);
+        } else {
+            buf_addc(o, (char)ch);
+        }
+    }
+    buf_addc(o, '"');
+}
+
 int config_load(int argc, char **argv, char *err, size_t el) {
     int a = 1;
-    buf all = {0};
-    if (a < argc && strncmp(argv[a], "--", 2) != 0) {
-        const char *path = argv[a++];
-        FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-        if (!f) {
-            snprintf(err, el, "Fatal error, can't open config file '%s': %s", path, strerror(errno));
-            return -1;
-        }
-        char *rp = realpath(path, NULL);
-        cfg.config_file = rp;
-        char line[4096];
-        int lineno = 0;
-        while (fgets(line, sizeof line, f)) {
-            lineno++;
-            size_t n = strlen(line);
-            while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
-            if (apply_line(line, lineno, err, el) < 0) {
-                if (f != stdin) fclose(f);
-                return -1;
-            }
-        }
-        if (f != stdin) fclose(f);
-    }
+    if (a < argc && strncmp(argv[a], "--", 2) != 0 && load_file(argv[a++], err, el) < 0) return -1;
     /* --name v1 v2 --other v: each becomes a line, as redis-server does. */
-    int lineno = 0;
-    while (a < argc) {
+    buf line = {0};
+    int lineno = 0, rc = 0;
+    while (rc == 0 && a < argc) {
         if (strncmp(argv[a], "--", 2) != 0) {
             snprintf(err, el, "Invalid argument '%s': options start with --", argv[a]);
-            buf_free(&all);
-            return -1;
+            rc = -1;
+            break;
         }
-        all.len = 0;
-        buf_adds(&all, argv[a] + 2);
-        a++;
-        while (a < argc && strncmp(argv[a], "--", 2) != 0) {
-            buf_addc(&all, ' ');
-            /* quote so values with spaces survive the split */
-            buf_addc(&all, '"');
-            for (const char *p = argv[a]; *p; p++) {
-                if (*p == '"' || *p == '\\') buf_addc(&all, '\\');
-                buf_addc(&all, *p);
-            }
-            buf_addc(&all, '"');
-            a++;
+        line.len = 0;
+        buf_adds(&line, argv[a++] + 2);
+        for (; a < argc && strncmp(argv[a], "--", 2) != 0; a++) {
+            buf_addc(&line, ' ');
+            add_quoted(&line, argv[a], strlen(argv[a]));
         }
-        buf_addc(&all, 0);
-        lineno++;
-        if (apply_line(all.p, lineno, err, el) < 0) {
-            buf_free(&all);
-            return -1;
-        }
+        buf_addc(&line, 0);
+        rc = apply_line(line.p, ++lineno, err, el);
     }
-    buf_free(&all);
-    return 0;
+    buf_free(&line);
+    return rc;
 }
+
+/* ---- CONFIG GET / SET ---- */
 
 void config_value(int i, buf *out) {
     cfg_row *r = &rows[i];
     switch (r->type) {
     case CT_INT:
-        if (!strcmp(r->name, "unixsocketperm")) buf_printf(out, "%llo", (unsigned long long)*r->ival);
-        else buf_printf(out, "%lld", (long long)__atomic_load_n(r->ival, __ATOMIC_RELAXED));
+        if (row_is(i, "unixsocketperm"))
+            buf_printf(out, "%llo", (unsigned long long)*r->ival);
+        else
+            buf_printf(out, "%lld", (long long)__atomic_load_n(r->ival, __ATOMIC_RELAXED));
         break;
-    case CT_MEM: buf_printf(out, "%lld", (long long)__atomic_load_n(r->ival, __ATOMIC_RELAXED)); break;
-    case CT_BOOL: buf_adds(out, *r->ival ? "yes" : "no"); break;
-    case CT_ENUM: buf_adds(out, loglevels[*r->ival]); break;
+    case CT_MEM:
+        buf_printf(out, "%lld", (long long)__atomic_load_n(r->ival, __ATOMIC_RELAXED));
+        break;
+    case CT_BOOL:
+        buf_adds(out, *r->ival ? "yes" : "no");
+        break;
+    case CT_ENUM:
+        buf_adds(out, enum_opts(i)[*r->ival]);
+        break;
     case CT_SPECIAL: {
         const char *cls[3] = {"normal", "slave", "pubsub"};
         for (int k = 0; k < 3; k++)
@@ -340,7 +472,7 @@ void config_value(int i, buf *out) {
         break;
     }
     default:
-        if (!strcmp(r->name, "dir")) {
+        if (row_is(i, "dir")) {
             char cwd[4096];
             buf_adds(out, getcwd(cwd, sizeof cwd) ? cwd : "");
         } else {
@@ -349,38 +481,176 @@ void config_value(int i, buf *out) {
     }
 }
 
+/* Whether CONFIG SET may change row i; else writes why. */
+static int settable(int i, const char *given, char *err, size_t el) {
+    const char *why = NULL;
+    if (rows[i].mut == CFG_IMMUTABLE) why = "can't set immutable config";
+    /* "local" is treated as "yes": every shoal client may be remote or not,
+     * and config.c does not see the connection. */
+    else if (rows[i].mut == CFG_PROTECTED && cfg_get(enable_protected_configs) == CFG_ALLOW_NO)
+        why = "can't set protected config";
+    if (!why) return 1;
+    snprintf(err, el, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", given, why);
+    return 0;
+}
+
 int config_set(const char *name, const char *value, char *err, size_t el) {
-    int i = find_row(name);
-    if (i < 0) {
-        snprintf(err, el, "ERR Unknown option or number of arguments for CONFIG SET - '%s'", name);
-        return -1;
+    return config_set_many(1, &name, &value, err, el);
+}
+
+int config_set_many(int n, const char *const *names, const char *const *values, char *err, size_t el) {
+    int *idx = zmalloc(sizeof(int) * (size_t)n);
+    int rc = 0;
+    for (int k = 0; k < n && rc == 0; k++) {
+        idx[k] = config_find(names[k]);
+        if (idx[k] < 0) {
+            snprintf(err, el, "ERR Unknown option or number of arguments for CONFIG SET - '%s'", names[k]);
+            rc = -1;
+        } else if (!settable(idx[k], names[k], err, el)) {
+            rc = -1;
+        }
+        for (int j = 0; j < k && rc == 0; j++)
+            if (idx[j] == idx[k]) {
+                snprintf(err, el, "ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter",
+                         names[k]);
+                rc = -1;
+            }
     }
-    if (!rows[i].mut) {
-        snprintf(err, el, "ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config",
-                 rows[i].name);
-        return -1;
+    /* Apply in order; on a failure put back what was already changed. */
+    buf *old = rc == 0 ? zcalloc(sizeof(buf) * (size_t)n) : NULL;
+    int done = 0;
+    for (; rc == 0 && done < n; done++) {
+        char why[256];
+        config_value(idx[done], &old[done]);
+        buf_addc(&old[done], 0);
+        if (set_row(idx[done], values[done], why, sizeof why) < 0) {
+            snprintf(err, el, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", names[done], why);
+            rc = -1;
+            break;
+        }
     }
-    char why[256];
-    if (!strcmp(rows[i].name, "save")) {
-        free(cfg.save_s);
-        cfg.save_s = strdup(value);
-        return 0;
+    for (int k = done - 1; rc < 0 && k >= 0; k--) {
+        char why[256];
+        set_row(idx[k], old[k].p, why, sizeof why);
     }
-    if (set_row(i, value, why, sizeof why) < 0) {
-        snprintf(err, el, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", rows[i].name, why);
-        return -1;
+    for (int k = 0; old && k < n; k++)
+        buf_free(&old[k]);
+    zfree(old);
+    zfree(idx);
+    return rc;
+}
+
+/* ---- CONFIG REWRITE ---- */
+
+static int needs_quotes(const char *s, size_t n) {
+    if (n == 0) return 1;
+    for (size_t k = 0; k < n; k++) {
+        unsigned char ch = (unsigned char)s[k];
+        if (ch <= 0x20 || ch >= 0x7f || ch == '"' || ch == '\'' || ch == '\\') return 1;
     }
     return 0;
 }
 
-int config_get(const char *pattern, size_t plen, buf *names, buf *values, int *n) {
-    (void)names;
-    (void)values;
-    (void)n;
-    int count = 0;
-    for (int i = 0; i < NROWS; i++)
-        if (glob_match(pattern, plen, rows[i].name, strlen(rows[i].name), 1)) count++;
-    return count;
+static void add_word(buf *o, const char *s, size_t n) {
+    if (needs_quotes(s, n))
+        add_quoted(o, s, n);
+    else
+        buf_add(o, s, n);
+}
+
+/* "name value\n" so that apply_line reads the same value back. */
+static void add_directive(buf *o, int i) {
+    buf v = {0};
+    config_value(i, &v);
+    buf_adds(o, rows[i].name);
+    buf_addc(o, ' ');
+    if (multi_word(i) && v.len) {
+        size_t start = 0;
+        for (size_t k = 0; k <= v.len; k++)
+            if (k == v.len || v.p[k] == ' ') {
+                if (start) buf_addc(o, ' ');
+                add_word(o, v.p + start, k - start);
+                start = k + 1;
+            }
+    } else if (rows[i].type == CT_STR) {
+        add_word(o, v.p ? v.p : "", v.len);
+    } else {
+        buf_add(o, v.p, v.len);
+    }
+    buf_addc(o, '\n');
+    buf_free(&v);
+}
+
+static const char rewrite_mark[] = "# Generated by CONFIG REWRITE";
+
+/* Directive index of a line, -1 for anything else (kept as it is), -2 for
+ * a previous rewrite marker (dropped). */
+static int line_directive(const char *line, size_t n) {
+    if (n >= sizeof rewrite_mark - 1 && !memcmp(line, rewrite_mark, sizeof rewrite_mark - 1)) return -2;
+    buf tmp = {0};
+    size_t off[2], len[2];
+    int argc = resp_split_line(line, n, &tmp, off, len, 2);
+    int i = -1;
+    if (argc > 0 && tmp.p[off[0]] != '#' && len[0] < 128) {
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)len[0], tmp.p + off[0]);
+        i = config_find(name);
+    }
+    buf_free(&tmp);
+    return i;
+}
+
+/* The new file text: old lines with fresh values, then the additions. */
+static void rewrite_text(FILE *old, buf *o) {
+    char seen[NROWS] = {0};
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while (old && (n = getline(&line, &cap, old)) >= 0) {
+        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = 0;
+        char *t = line; /* kept lines are trimmed, as Redis does */
+        while (*t == ' ' || *t == '\t')
+            t++, n--;
+        while (n && (t[n - 1] == ' ' || t[n - 1] == '\t'))
+            t[--n] = 0;
+        int i = line_directive(t, (size_t)n);
+        if (i == -1) {
+            buf_add(o, t, (size_t)n);
+            buf_addc(o, '\n');
+        } else if (i >= 0 && !seen[i]) {
+            seen[i] = 1;
+            add_directive(o, i);
+        }
+    }
+    free(line);
+    int marked = 0;
+    buf v = {0};
+    for (int i = 0; i < NROWS; i++) {
+        if (seen[i]) continue;
+        v.len = 0;
+        config_value(i, &v);
+        buf_addc(&v, 0);
+        if (!row_is(i, "dir") && defaults[i] && !strcmp(v.p, defaults[i])) continue;
+        if (!marked++) buf_printf(o, "%s\n", rewrite_mark);
+        add_directive(o, i);
+    }
+    buf_free(&v);
+}
+
+static int write_all(const char *path, const buf *o, char *err, size_t el) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp-rewrite", path);
+    FILE *f = fopen(tmp, "w");
+    int ok = f && fwrite(o->p ? o->p : "", 1, o->len, f) == o->len && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    int e = errno;
+    if (f && fclose(f) != 0 && ok) ok = 0, e = errno;
+    if (ok && rename(tmp, path) != 0) ok = 0, e = errno;
+    if (!ok) {
+        unlink(tmp);
+        snprintf(err, el, "ERR Rewriting config file: %s", strerror(e));
+    }
+    return ok ? 0 : -1;
 }
 
 int config_rewrite(char *err, size_t el) {
@@ -388,34 +658,11 @@ int config_rewrite(char *err, size_t el) {
         snprintf(err, el, "ERR The server is running without a config file");
         return -1;
     }
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp-rewrite", cfg.config_file);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        snprintf(err, el, "ERR Rewriting config file: %s", strerror(errno));
-        return -1;
-    }
-    fprintf(f, "# Generated by CONFIG REWRITE\n");
-    buf v = {0};
-    for (int i = 0; i < NROWS; i++) {
-        v.len = 0;
-        config_value(i, &v);
-        buf_addc(&v, 0);
-        if (!strcmp(rows[i].name, "save") && !*v.p) fprintf(f, "save \"\"\n");
-        else if (rows[i].type == CT_STR) fprintf(f, "%s \"%s\"\n", rows[i].name, v.p);
-        else fprintf(f, "%s %s\n", rows[i].name, v.p);
-    }
-    buf_free(&v);
-    if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
-        fclose(f);
-        unlink(tmp);
-        snprintf(err, el, "ERR Rewriting config file: %s", strerror(errno));
-        return -1;
-    }
-    fclose(f);
-    if (rename(tmp, cfg.config_file) != 0) {
-        snprintf(err, el, "ERR Rewriting config file: %s", strerror(errno));
-        return -1;
-    }
-    return 0;
+    FILE *old = fopen(cfg.config_file, "r");
+    buf o = {0};
+    rewrite_text(old, &o);
+    if (old) fclose(old);
+    int rc = write_all(cfg.config_file, &o, err, el);
+    buf_free(&o);
+    return rc;
 }

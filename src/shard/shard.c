@@ -60,6 +60,7 @@ int shard_create_all(int n) {
         s->rnd = 0x9e3779b97f4a7c15ull ^ ((uint64_t)(i + 1) * 0xbf58476d1ce4e5b9ull) ^ (uint64_t)ustime();
         s->epfd = -1;
         s->wakefd = -1;
+        pthread_mutex_init(&s->conns_lock, NULL);
         s->now_ms = mstime();
         shards[i] = s;
     }
@@ -271,7 +272,7 @@ void shard_cron(shard *s) {
     }
     for (conn *c = s->conns; c;) {
         conn *next = c->all_next;
-        if (__atomic_load_n(&c->s.flags, __ATOMIC_RELAXED) & SESS_CLOSE_ASAP) conn_close(c);
+        if (__atomic_load_n(&c->s.killed, __ATOMIC_RELAXED)) conn_close(c);
         c = next;
     }
     int64_t tmo = cfg_get(timeout);
@@ -427,13 +428,17 @@ int shard_start_all(void) {
         }
     }
     for (int i = 0; i < nshards; i++) {
-        if (pthread_create(&shards[i]->thread, NULL, shard_main, shards[i]) != 0) return -1;
-        if (ncpus > 0) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        if (ncpus > 0) { /* pinned from its first instruction */
             cpu_set_t set;
             CPU_ZERO(&set);
             CPU_SET(cpus[i % ncpus], &set);
-            pthread_setaffinity_np(shards[i]->thread, sizeof set, &set);
+            pthread_attr_setaffinity_np(&attr, sizeof set, &set);
         }
+        int rc = pthread_create(&shards[i]->thread, &attr, shard_main, shards[i]);
+        pthread_attr_destroy(&attr);
+        if (rc != 0) return -1;
     }
     return 0;
 }

@@ -40,6 +40,7 @@ typedef struct shard {
     struct conn *pending_head, *pending_tail;  /* connections with unprocessed input */
     struct conn *write_head;                   /* connections with replies to write */
     struct conn *conns;                        /* every connection of this shard */
+    pthread_mutex_t conns_lock; /* guards the conns list against readers on other threads */
     struct conn *grave;                        /* closed, freed at the end of the turn */
     int nconns;
 

@@ -62,7 +62,7 @@ class Server:
                 try:
                     c = redis.Redis(host=self.host, port=self.port, socket_timeout=1)
                     if c.ping():
-                        c.close()
+                        c.connection_pool.disconnect()
                         return self
                 except (redis.ConnectionError, redis.TimeoutError, ConnectionResetError):
                     time.sleep(0.02)
