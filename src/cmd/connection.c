@@ -13,6 +13,7 @@
 #include "server/config.h"
 #include "server/engine.h"
 #include "shard/shard.h"
+#include <limits.h>
 #include <stdio.h>
 
 /* PING [message] */
@@ -35,6 +36,10 @@ static void select_cmd(cmd_ctx *c) {
     long long id;
     if (!str2ll(c->argv[1], c->argl[1], &id)) {
         reply_status(c, ST_NOTINT);
+        return;
+    }
+    if (id < INT_MIN || id > INT_MAX) {
+        reply_error(c, "ERR value is out of range, value must between -2147483648 and 2147483647");
         return;
     }
     if (id < 0 || id >= cfg.databases_i) {

@@ -59,3 +59,15 @@ def test_pipeline_order_mixed_shards(r):
         assert out[3 * i] is True
         assert out[3 * i + 1] == str(i).encode()
         assert out[3 * i + 2][0] == str(i).encode()
+
+
+def test_select_errors(r):
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command("SELECT", "99999999999")
+    assert str(e.value) == "value is out of range, value must between -2147483648 and 2147483647"
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command("SELECT", "16")
+    assert str(e.value) == "DB index is out of range"
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command("SELECT", "x")
+    assert str(e.value) == "value is not an integer or out of range"
