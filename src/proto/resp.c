@@ -43,8 +43,11 @@ int resp_split_line(const char *s, size_t n, buf *out, size_t *off, size_t *len,
     size_t i = 0;
     int argc = 0;
     out->len = 0;
+    buf_reserve(out, n + 1); /* never longer than the line; p is never NULL */
+    n = strnlen(s, n);       /* a NUL ends the line, as for a C string */
     for (;;) {
-        while (i < n && isspace((unsigned char)s[i])) i++;
+        while (i < n && isspace((unsigned char)s[i]))
+            i++;
         if (i >= n) return argc;
         if (argc == max) return argc;
         size_t start = out->len;
@@ -61,12 +64,23 @@ int resp_split_line(const char *s, size_t n, buf *out, size_t *off, size_t *len,
                 } else if (c == '\\' && i + 1 < n) {
                     char e = s[++i];
                     switch (e) {
-                    case 'n': e = '\n'; break;
-                    case 'r': e = '\r'; break;
-                    case 't': e = '\t'; break;
-                    case 'b': e = '\b'; break;
-                    case 'a': e = '\a'; break;
-                    default: break;
+                    case 'n':
+                        e = '\n';
+                        break;
+                    case 'r':
+                        e = '\r';
+                        break;
+                    case 't':
+                        e = '\t';
+                        break;
+                    case 'b':
+                        e = '\b';
+                        break;
+                    case 'a':
+                        e = '\a';
+                        break;
+                    default:
+                        break;
                     }
                     buf_addc(out, e);
                 } else if (c == '"') {
@@ -105,10 +119,20 @@ int resp_split_line(const char *s, size_t n, buf *out, size_t *off, size_t *len,
     }
 }
 
+/* The first `c` in s[0..n) that comes before any NUL byte, else NULL.
+ * Redis looks for line ends with strchr, so a NUL hides the rest of the
+ * buffer: the command waits for more input (until the 64 KB limit). */
+static const char *find_eol(const char *s, size_t n, char c) {
+    const char *hit = memchr(s, c, n);
+    size_t upto = hit ? (size_t)(hit - s) : n;
+    if (memchr(s, 0, upto)) return NULL;
+    return hit;
+}
+
 static int parse_inline(resp_parser *p, const buf *b) {
     const char *s = b->p + p->cur;
     size_t avail = b->len - p->cur;
-    const char *nl = memchr(s, '\n', avail);
+    const char *nl = find_eol(s, avail, '\n');
     if (!nl) {
         if (avail > RESP_INLINE_MAX) return fail(p, "Protocol error: too big inline request");
         return RESP_MORE;
@@ -131,7 +155,8 @@ static int parse_inline(resp_parser *p, const buf *b) {
     zfree(p->inline_copy);
     p->inline_copy = tmp.p;
     p->argc = 0;
-    for (int i = 0; i < argc; i++) add_arg(p, off[i], len[i]);
+    for (int i = 0; i < argc; i++)
+        add_arg(p, off[i], len[i]);
     zfree(off);
     zfree(len);
     if (argc == 0) {
@@ -142,18 +167,20 @@ static int parse_inline(resp_parser *p, const buf *b) {
     return RESP_DONE;
 }
 
-/* Reads "<digits>\r\n" at p->cur after the type byte; 1 ok, 0 need more,
- * -1 when the line is too long. */
-static int read_number_line(resp_parser *p, const buf *b, long long *v, int *ok) {
-    const char *s = b->p + p->cur + 1;
-    size_t avail = b->len - p->cur - 1;
-    const char *cr = memchr(s, '\r', avail);
-    if (!cr || (size_t)(cr - s) + 1 >= avail) {
-        if (avail > RESP_INLINE_MAX) return -1;
-        return 0;
-    }
-    *ok = str2ll(s, (size_t)(cr - s), v);
-    p->cur += 1 + (size_t)(cr - s) + 2;
+/* Reads the header line "<type><digits>\r\n" at p->cur: 1 with the number
+ * parsed (*ok) and the cursor past the line, 0 when the line is not
+ * complete yet, -1 when more than RESP_INLINE_MAX bytes came without one.
+ * As in Redis the byte after '\r' is taken to be '\n' unchecked, and the
+ * line counts as complete only once that byte has arrived. */
+static int read_header_line(resp_parser *p, const buf *b, long long *v, int *ok) {
+    const char *s = b->p + p->cur;
+    size_t avail = b->len - p->cur;
+    const char *cr = find_eol(s, avail, '\r');
+    if (!cr) return avail > RESP_INLINE_MAX ? -1 : 0;
+    size_t at = (size_t)(cr - s);
+    if (at + 2 > avail) return 0;
+    *ok = at >= 1 && str2ll(s + 1, at - 1, v);
+    p->cur += at + 2;
     return 1;
 }
 
@@ -165,7 +192,7 @@ int resp_parse(resp_parser *p, const buf *b) {
         if (b->p[p->cur] != '*') return parse_inline(p, b);
         long long n;
         int ok = 0;
-        int r = read_number_line(p, b, &n, &ok);
+        int r = read_header_line(p, b, &n, &ok);
         if (r < 0) return fail(p, "Protocol error: too big mbulk count string");
         if (r == 0) return RESP_MORE;
         if (!ok || n > 2147483647LL) return fail(p, "Protocol error: invalid multibulk length");
@@ -176,15 +203,18 @@ int resp_parse(resp_parser *p, const buf *b) {
     while (p->mbulk > 0) {
         if (p->bulk < 0) {
             if (p->cur >= b->len) return RESP_MORE;
-            if (b->p[p->cur] != '$') {
-                snprintf(p->errbuf, sizeof p->errbuf, "Protocol error: expected '$', got '%c'", b->p[p->cur]);
-                return fail(p, p->errbuf);
-            }
+            /* The whole line first, then its type byte (Redis's order: a
+             * stray byte is reported once its line has arrived). */
+            size_t line = p->cur;
             long long n;
             int ok = 0;
-            int r = read_number_line(p, b, &n, &ok);
+            int r = read_header_line(p, b, &n, &ok);
             if (r < 0) return fail(p, "Protocol error: too big bulk count string");
             if (r == 0) return RESP_MORE;
+            if (b->p[line] != '$') {
+                snprintf(p->errbuf, sizeof p->errbuf, "Protocol error: expected '$', got '%c'", b->p[line]);
+                return fail(p, p->errbuf);
+            }
             if (!ok || n < 0 || n > p->max_bulk) return fail(p, "Protocol error: invalid bulk length");
             p->bulk = n;
         }
@@ -220,7 +250,8 @@ void resp_shift(resp_parser *p, size_t n) {
     p->start -= n;
     p->cur -= n;
     if (!p->inline_copy)
-        for (int i = 0; i < p->argc; i++) p->off[i] -= n;
+        for (int i = 0; i < p->argc; i++)
+            p->off[i] -= n;
 }
 
 /* ---- replies ---- */
@@ -271,20 +302,26 @@ void resp_bulk_ll(buf *b, long long v) {
 }
 
 void resp_null(buf *b, int proto) {
-    if (proto >= 3) buf_add(b, "_\r\n", 3);
-    else buf_add(b, "$-1\r\n", 5);
+    if (proto >= 3)
+        buf_add(b, "_\r\n", 3);
+    else
+        buf_add(b, "$-1\r\n", 5);
 }
 
 void resp_null_array(buf *b, int proto) {
-    if (proto >= 3) buf_add(b, "_\r\n", 3);
-    else buf_add(b, "*-1\r\n", 5);
+    if (proto >= 3)
+        buf_add(b, "_\r\n", 3);
+    else
+        buf_add(b, "*-1\r\n", 5);
 }
 
 void resp_array(buf *b, long long n) { add_len(b, '*', n); }
 
 void resp_map(buf *b, int proto, long long pairs) {
-    if (proto >= 3) add_len(b, '%', pairs);
-    else add_len(b, '*', pairs * 2);
+    if (proto >= 3)
+        add_len(b, '%', pairs);
+    else
+        add_len(b, '*', pairs * 2);
 }
 
 void resp_set(buf *b, int proto, long long n) { add_len(b, proto >= 3 ? '~' : '*', n); }
@@ -304,8 +341,10 @@ void resp_double(buf *b, int proto, double d) {
 }
 
 void resp_bool(buf *b, int proto, int v) {
-    if (proto >= 3) buf_add(b, v ? "#t\r\n" : "#f\r\n", 4);
-    else resp_int(b, v ? 1 : 0);
+    if (proto >= 3)
+        buf_add(b, v ? "#t\r\n" : "#f\r\n", 4);
+    else
+        resp_int(b, v ? 1 : 0);
 }
 
 void resp_verbatim(buf *b, int proto, const char *s, size_t n) {

@@ -1,0 +1,15 @@
+/* mimalloc.h (fuzz builds only) - maps the few mimalloc calls that
+ * src/lib/mem.c makes onto libc malloc, so AddressSanitizer sees every
+ * engine allocation (it cannot check memory from mimalloc's own heaps).
+ * tests/fuzz/build.sh puts this directory first on the include path. */
+#ifndef SHOAL_FUZZ_MIMALLOC_SHIM_H
+#define SHOAL_FUZZ_MIMALLOC_SHIM_H
+#include <malloc.h>
+#include <stdlib.h>
+
+static inline void *mi_malloc(size_t n) { return malloc(n ? n : 1); }
+static inline void *mi_zalloc(size_t n) { return calloc(1, n ? n : 1); }
+static inline void *mi_realloc(void *p, size_t n) { return realloc(p, n ? n : 1); }
+static inline void mi_free(void *p) { free(p); }
+static inline size_t mi_usable_size(const void *p) { return p ? malloc_usable_size((void *)p) : 0; }
+#endif
