@@ -1,4 +1,738 @@
-/* hash.c - the hash command family (in progress). */
+/* hash.c - the hash commands: HSET HSETNX HMSET HGET HMGET HDEL HLEN HSTRLEN
+ * HEXISTS HKEYS HVALS HGETALL HINCRBY HINCRBYFLOAT HRANDFIELD HSCAN.
+ *
+ * A hash is one pointer in its keyspace entry, and the pointer's low bit
+ * is the encoding (both kinds of block are at least 8-byte aligned):
+ *
+ *   bit 0 clear   pack *   "listpack": field, value, field, value ... in
+ *                          insertion order; lookups walk the fields
+ *   bit 0 set     smap *   "hashtable": an SMAP_BYTES map field -> value
+ *
+ * so a small hash costs its pack and no header. A pack becomes an smap
+ * (never back, as in Redis) when a write stores a field or value longer
+ * than hash-max-listpack-value, would grow the pack past its safety limit,
+ * or leaves more than hash-max-listpack-entries fields (an update counts
+ * too, so lowering the limit converts on the next write).
+ *
+ * The hash_* layer works on the value alone and may move it; handlers find
+ * the key, call it, and store the value back (store_value). A hash that
+ * loses its last field deletes its key. */
 #include "cmd/cmd.h"
+#include "core/pack.h"
+#include "core/smap.h"
+#include "lib/mem.h"
+#include "server/config.h"
+#include "shard/shard.h"
+#include <assert.h>
+#include <limits.h>
+#include <math.h>
 
-void hash_register(void) {}
+/* ---- the value: a tagged pointer ---- */
+
+#define MAP_BIT ((uintptr_t)1)
+
+static int is_map(const void *o) { return ((uintptr_t)o & MAP_BIT) != 0; }
+static smap *as_map(const void *o) { return (smap *)((uintptr_t)o & ~MAP_BIT); }
+static pack *as_pack(const void *o) { return (pack *)(uintptr_t)o; }
+static void *of_map(smap *m) {
+    assert(((uintptr_t)m & MAP_BIT) == 0);
+    return (void *)((uintptr_t)m | MAP_BIT);
+}
+
+/* One field or value as read. Integers of a pack are spelled into buf, so
+ * s may point into the struct itself: do not copy an hstr. */
+typedef struct hstr {
+    const char *s;
+    size_t len;
+    char buf[PACK_INTBUF];
+} hstr;
+
+static void pack_str(const pack *p, size_t pos, hstr *out) {
+    pack_val v;
+    pack_get(p, pos, &v);
+    out->s = pack_val_str(&v, out->buf, &out->len);
+}
+
+static void elem_str(const smap *m, const smap_elem *e, hstr *f, hstr *v) {
+    if (f) f->s = smap_elem_field(e, &f->len);
+    if (v) v->s = smap_elem_value(m, e, &v->len);
+}
+
+/* ---- operations on a value ---- */
+
+static size_t hash_len(const void *o) { return is_map(o) ? smap_size(as_map(o)) : pack_count(as_pack(o)) / 2; }
+
+/* 1 and the value of field f in *v, or 0 when there is no such field. */
+static int hash_get(const void *o, const char *f, size_t fl, hstr *v) {
+    if (is_map(o)) {
+        v->s = smap_get(as_map(o), f, fl, &v->len);
+        return v->s != NULL;
+    }
+    const pack *p = as_pack(o);
+    size_t pos = pack_find(p, 0, f, fl, 1);
+    if (!pos) return 0;
+    pack_str(p, pack_next(p, pos), v);
+    return 1;
+}
+
+/* The pack's pairs moved into a new map; frees p. */
+static void *to_map(pack *p) {
+    smap *m = smap_create(SMAP_BYTES);
+    for (size_t pos = pack_first(p); pos; pos = pack_next(p, pos)) {
+        hstr f, v;
+        pack_str(p, pos, &f);
+        pos = pack_next(p, pos);
+        pack_str(p, pos, &v);
+        smap_add(m, f.s, f.len, v.s, v.len);
+    }
+    pack_destroy(&p);
+    return of_map(m);
+}
+
+/* May this pair go into (or replace a pair of) pack p? */
+static int pack_takes(const pack *p, const char *f, size_t fl, const char *v, size_t vl) {
+    int64_t max = cfg_get(hash_max_listpack_value);
+    return (int64_t)fl <= max && (int64_t)vl <= max &&
+           pack_safe_to_add(p, pack_entry_size(f, fl) + pack_entry_size(v, vl));
+}
+
+/* Sets field f to v, converting the encoding when needed (see the top).
+ * Returns 1 when the field is new, 0 when its value was replaced. v must not
+ * point into the hash. */
+static int hash_set(void **o, const char *f, size_t fl, const char *v, size_t vl) {
+    if (!is_map(*o) && !pack_takes(as_pack(*o), f, fl, v, vl)) *o = to_map(as_pack(*o));
+    if (is_map(*o)) {
+        int added;
+        smap_set(as_map(*o), f, fl, v, vl, &added);
+        return added;
+    }
+    pack *p = as_pack(*o);
+    size_t pos = pack_find(p, 0, f, fl, 1);
+    if (pos) {
+        p = pack_replace(p, pack_next(p, pos), v, vl);
+    } else {
+        p = pack_append(p, f, fl);
+        p = pack_append(p, v, vl);
+    }
+    *o = p;
+    if ((int64_t)(pack_count(p) / 2) > cfg_get(hash_max_listpack_entries)) *o = to_map(p);
+    return pos == 0;
+}
+
+/* Deletes field f; returns 1 when it was there. */
+static int hash_del(void **o, const char *f, size_t fl) {
+    if (is_map(*o)) return smap_delete(as_map(*o), f, fl);
+    pack *p = as_pack(*o);
+    size_t pos = pack_find(p, 0, f, fl, 1);
+    if (!pos) return 0;
+    *o = pack_delete(p, pos, 2);
+    return 1;
+}
+
+/* Walks every pair, in insertion order for a pack. The hash must not
+ * change meanwhile. */
+typedef struct hash_iter {
+    const void *o;
+    size_t pos;
+    smap_iter mi;
+} hash_iter;
+
+static void hash_iter_start(hash_iter *it, const void *o) {
+    it->o = o;
+    if (is_map(o))
+        smap_iter_start(&it->mi, as_map(o));
+    else
+        it->pos = pack_first(as_pack(o));
+}
+
+/* 1 with the next pair in *f and *v (either may be NULL), 0 at the end. */
+static int hash_iter_next(hash_iter *it, hstr *f, hstr *v) {
+    if (is_map(it->o)) {
+        smap_elem *e = smap_iter_next(&it->mi);
+        if (e) elem_str(as_map(it->o), e, f, v);
+        return e != NULL;
+    }
+    const pack *p = as_pack(it->o);
+    if (!it->pos) return 0;
+    if (f) pack_str(p, it->pos, f);
+    it->pos = pack_next(p, it->pos);
+    if (v) pack_str(p, it->pos, v);
+    it->pos = pack_next(p, it->pos);
+    return 1;
+}
+
+static void hash_iter_stop(hash_iter *it) {
+    if (is_map(it->o)) smap_iter_stop(&it->mi);
+}
+
+/* ---- type operations (db_register_type) ---- */
+
+static void hash_free(void *o) {
+    if (is_map(o)) {
+        smap *m = as_map(o);
+        smap_free(&m);
+    } else {
+        pack *p = as_pack(o);
+        pack_destroy(&p);
+    }
+}
+
+static size_t hash_usage(const void *o) { return is_map(o) ? smap_mem_usage(as_map(o)) : zmalloc_size(as_pack(o)); }
+
+static void *hash_copy(const void *o) {
+    if (!is_map(o)) return pack_dup(as_pack(o));
+    smap *m = smap_create(SMAP_BYTES);
+    hash_iter it;
+    hstr f, v;
+    hash_iter_start(&it, o);
+    while (hash_iter_next(&it, &f, &v))
+        smap_add(m, f.s, f.len, v.s, v.len);
+    hash_iter_stop(&it);
+    return of_map(m);
+}
+
+static const char *hash_encoding(const void *o) { return is_map(o) ? "hashtable" : "listpack"; }
+
+static const type_ops hash_ops = {
+    .name = "hash", .free = hash_free, .usage = hash_usage, .copy = hash_copy, .encoding = hash_encoding};
+
+/* ---- key lookup ---- */
+
+/* The link of the live key argv[1], or NULL when it is missing; touches the
+ * key's LRU clock, and reading lookups count a keyspace hit or miss (as
+ * Redis's). The link is valid until the next call on the database. */
+static entry **find(cmd_ctx *c, int reading, db **dp) {
+    db *d = ctx_db(c, c->argv[1], c->argl[1]);
+    entry **l = db_find_link(d, c->argv[1], c->argl[1], ctx_now(c));
+    if (reading) {
+        if (l)
+            c->sh->stat_hits++;
+        else
+            c->sh->stat_misses++;
+    }
+    if (l) entry_touch(*l, c->sh->lru_clock);
+    if (dp) *dp = d;
+    return l;
+}
+
+/* 1, after replying WRONGTYPE, when the key at l holds another type. */
+static int not_hash(cmd_ctx *c, entry **l) {
+    if (!l || entry_type(*l) == T_HASH) return 0;
+    reply_status(c, ST_WRONGTYPE);
+    return 1;
+}
+
+/* The hash at l, or a new empty one when the key is missing. */
+static void *value_or_new(entry **l) { return l ? entry_obj(*l) : pack_create(); }
+
+/* Stores the (possibly moved) value o of argv[1]: into the entry at l, or
+ * under a new key; a hash left empty deletes the key. */
+static void store_value(cmd_ctx *c, db *d, entry **l, void *o) {
+    if (l) {
+        entry_set_obj(*l, o);
+        if (hash_len(o) == 0) db_delete_link(d, l);
+    } else if (hash_len(o) > 0) {
+        db_add(d, entry_new_obj(c->argv[1], c->argl[1], T_HASH, o, -1));
+    } else {
+        hash_free(o);
+    }
+}
+
+/* ---- writing ---- */
+
+/* HSET key field value [field value ...]; HMSET the same, replying OK */
+static void hset_generic(cmd_ctx *c, int reply_ok_status) {
+    if (c->argc % 2) {
+        reply_arity(c);
+        return;
+    }
+    db *d;
+    entry **l = find(c, 0, &d);
+    if (not_hash(c, l)) return;
+    void *o = value_or_new(l);
+    long long added = 0;
+    for (int i = 2; i < c->argc; i += 2)
+        added += hash_set(&o, c->argv[i], c->argl[i], c->argv[i + 1], c->argl[i + 1]);
+    store_value(c, d, l, o);
+    if (reply_ok_status)
+        reply_ok(c);
+    else
+        reply_int(c, added);
+}
+static void hset_cmd(cmd_ctx *c) { hset_generic(c, 0); }
+static void hmset_cmd(cmd_ctx *c) { hset_generic(c, 1); }
+
+/* HSETNX key field value (an existing field converts nothing, as Redis) */
+static void hsetnx_cmd(cmd_ctx *c) {
+    db *d;
+    entry **l = find(c, 0, &d);
+    if (not_hash(c, l)) return;
+    hstr v;
+    if (l && hash_get(entry_obj(*l), c->argv[2], c->argl[2], &v)) {
+        reply_int(c, 0);
+        return;
+    }
+    void *o = value_or_new(l);
+    hash_set(&o, c->argv[2], c->argl[2], c->argv[3], c->argl[3]);
+    store_value(c, d, l, o);
+    reply_int(c, 1);
+}
+
+/* HDEL key field [field ...] */
+static void hdel_cmd(cmd_ctx *c) {
+    db *d;
+    entry **l = find(c, 0, &d);
+    if (not_hash(c, l)) return;
+    long long n = 0;
+    if (l) {
+        void *o = entry_obj(*l);
+        for (int i = 2; i < c->argc && hash_len(o) > 0; i++)
+            n += hash_del(&o, c->argv[i], c->argl[i]);
+        store_value(c, d, l, o);
+    }
+    reply_int(c, n);
+}
+
+/* HINCRBY key field increment */
+static void hincrby_cmd(cmd_ctx *c) {
+    long long by, v = 0;
+    if (!arg_ll(c, 3, &by)) return;
+    db *d;
+    entry **l = find(c, 0, &d);
+    if (not_hash(c, l)) return;
+    hstr cur;
+    if (l && hash_get(entry_obj(*l), c->argv[2], c->argl[2], &cur) && !str2ll(cur.s, cur.len, &v)) {
+        reply_error(c, "ERR hash value is not an integer");
+        return;
+    }
+    if ((by > 0 && v > LLONG_MAX - by) || (by < 0 && v < LLONG_MIN - by)) {
+        reply_status(c, ST_OVERFLOW);
+        return;
+    }
+    v += by;
+    char num[24];
+    void *o = value_or_new(l);
+    hash_set(&o, c->argv[2], c->argl[2], num, (size_t)ll2str(num, v));
+    store_value(c, d, l, o);
+    reply_int(c, v);
+}
+
+/* HINCRBYFLOAT key field increment */
+static void hincrbyfloat_cmd(cmd_ctx *c) {
+    long double by, v = 0;
+    if (!arg_ld(c, 3, &by)) return;
+    if (isnan(by) || isinf(by)) {
+        reply_error(c, "ERR value is NaN or Infinity");
+        return;
+    }
+    db *d;
+    entry **l = find(c, 0, &d);
+    if (not_hash(c, l)) return;
+    hstr cur;
+    if (l && hash_get(entry_obj(*l), c->argv[2], c->argl[2], &cur) && !str2ld(cur.s, cur.len, &v)) {
+        reply_error(c, "ERR hash value is not a float");
+        return;
+    }
+    v += by;
+    if (isnan(v) || isinf(v)) {
+        reply_status(c, ST_NAN);
+        return;
+    }
+    char num[5120];
+    size_t n = (size_t)ld2str(num, sizeof num, v);
+    void *o = value_or_new(l);
+    hash_set(&o, c->argv[2], c->argl[2], num, n);
+    store_value(c, d, l, o);
+    reply_bulk(c, num, n);
+}
+
+/* ---- reading ---- */
+
+/* The hash of argv[1] for a reading command, or NULL when the key is
+ * missing or (after replying WRONGTYPE; *wrong = 1) of another type. */
+static void *read_value(cmd_ctx *c, int *wrong) {
+    entry **l = find(c, 1, NULL);
+    *wrong = not_hash(c, l);
+    return l && !*wrong ? entry_obj(*l) : NULL;
+}
+
+/* HGET key field */
+static void hget_cmd(cmd_ctx *c) {
+    int wrong;
+    void *o = read_value(c, &wrong);
+    hstr v;
+    if (wrong) return;
+    if (o && hash_get(o, c->argv[2], c->argl[2], &v))
+        reply_bulk(c, v.s, v.len);
+    else
+        reply_null(c);
+}
+
+/* HMGET key field [field ...] */
+static void hmget_cmd(cmd_ctx *c) {
+    int wrong;
+    void *o = read_value(c, &wrong);
+    if (wrong) return;
+    reply_array(c, c->argc - 2);
+    for (int i = 2; i < c->argc; i++) {
+        hstr v;
+        if (o && hash_get(o, c->argv[i], c->argl[i], &v))
+            reply_bulk(c, v.s, v.len);
+        else
+            reply_null(c);
+    }
+}
+
+/* HLEN key */
+static void hlen_cmd(cmd_ctx *c) {
+    int wrong;
+    void *o = read_value(c, &wrong);
+    if (!wrong) reply_int(c, o ? (long long)hash_len(o) : 0);
+}
+
+/* HSTRLEN key field */
+static void hstrlen_cmd(cmd_ctx *c) {
+    int wrong;
+    void *o = read_value(c, &wrong);
+    hstr v;
+    if (!wrong) reply_int(c, o && hash_get(o, c->argv[2], c->argl[2], &v) ? (long long)v.len : 0);
+}
+
+/* HEXISTS key field */
+static void hexists_cmd(cmd_ctx *c) {
+    int wrong;
+    void *o = read_value(c, &wrong);
+    hstr v;
+    if (!wrong) reply_int(c, o && hash_get(o, c->argv[2], c->argl[2], &v));
+}
+
+enum { WANT_FIELDS = 1, WANT_VALUES = 2 };
+
+/* Replies every field and/or value of argv[1]; both make a map. */
+static void hgetall_generic(cmd_ctx *c, int want) {
+    int wrong;
+    void *o = read_value(c, &wrong);
+    if (wrong) return;
+    long long n = o ? (long long)hash_len(o) : 0;
+    if (want == (WANT_FIELDS | WANT_VALUES))
+        reply_map(c, n);
+    else
+        reply_array(c, n);
+    if (!o) return;
+    hash_iter it;
+    hstr f, v;
+    hash_iter_start(&it, o);
+    while (hash_iter_next(&it, &f, &v)) {
+        if (want & WANT_FIELDS) reply_bulk(c, f.s, f.len);
+        if (want & WANT_VALUES) reply_bulk(c, v.s, v.len);
+    }
+    hash_iter_stop(&it);
+}
+
+/* HGETALL key */
+static void hgetall_cmd(cmd_ctx *c) { hgetall_generic(c, WANT_FIELDS | WANT_VALUES); }
+/* HKEYS key */
+static void hkeys_cmd(cmd_ctx *c) { hgetall_generic(c, WANT_FIELDS); }
+/* HVALS key */
+static void hvals_cmd(cmd_ctx *c) { hgetall_generic(c, WANT_VALUES); }
+
+/* ---- HRANDFIELD ---- */
+
+/* smap_random and smap_sample take a plain function: draw from the
+ * executing shard. */
+static _Thread_local shard *rnd_shard;
+static uint64_t rnd_next(void) { return shard_rand(rnd_shard); }
+
+/* One pair of a HRANDFIELD reply: RESP3 nests each pair in an array. */
+static void reply_pair(cmd_ctx *c, const hstr *f, const hstr *v, int withvalues) {
+    if (withvalues && c->resp >= 3) reply_array(c, 2);
+    reply_bulk(c, f->s, f->len);
+    if (withvalues) reply_bulk(c, v->s, v->len);
+}
+
+static void reply_pairs_header(cmd_ctx *c, long long n, int withvalues) {
+    reply_array(c, withvalues && c->resp < 3 ? n * 2 : n);
+}
+
+/* The reply is built in memory: refuse a repeating count whose reply would
+ * clearly exceed proto-max-bulk-len (Redis streams such a reply until it
+ * runs out of memory). */
+static int repeat_too_big(const void *o, unsigned long long n) {
+    unsigned long long per = hash_usage(o) / hash_len(o) + 16;
+    return n > (unsigned long long)cfg_get(proto_max_bulk_len) / per;
+}
+
+/* n random pairs, repeats allowed (a negative count). */
+static void rand_repeat(cmd_ctx *c, const void *o, unsigned long long n, int withvalues) {
+    hstr f, v;
+    reply_pairs_header(c, (long long)n, withvalues);
+    if (is_map(o)) {
+        smap *m = as_map(o);
+        while (n--) {
+            elem_str(m, smap_random(m, rnd_next), &f, &v);
+            reply_pair(c, &f, &v, withvalues);
+        }
+        return;
+    }
+    const pack *p = as_pack(o);
+    size_t len = hash_len(o), *at = zmalloc(len * sizeof *at), i = 0;
+    for (size_t pos = pack_first(p); pos; pos = pack_next(p, pack_next(p, pos)))
+        at[i++] = pos;
+    while (n--) {
+        size_t pos = at[shard_rand(c->sh) % len];
+        pack_str(p, pos, &f);
+        pack_str(p, pack_next(p, pos), &v);
+        reply_pair(c, &f, &v, withvalues);
+    }
+    zfree(at);
+}
+
+/* n distinct random pairs, 0 < n < the hash's length. */
+static void rand_distinct(cmd_ctx *c, const void *o, size_t n, int withvalues) {
+    hstr f, v;
+    reply_pairs_header(c, (long long)n, withvalues);
+    if (is_map(o)) {
+        smap *m = as_map(o);
+        smap_elem **pick = zmalloc(n * sizeof *pick);
+        size_t got = smap_sample(m, n, pick, rnd_next);
+        for (size_t i = 0; i < got; i++) {
+            elem_str(m, pick[i], &f, &v);
+            reply_pair(c, &f, &v, withvalues);
+        }
+        zfree(pick);
+        return;
+    }
+    /* Selection sampling: take each pair with probability need / left. */
+    hash_iter it;
+    size_t left = hash_len(o), need = n;
+    hash_iter_start(&it, o);
+    while (need && hash_iter_next(&it, &f, &v)) {
+        if (shard_rand(c->sh) % left-- >= need) continue;
+        reply_pair(c, &f, &v, withvalues);
+        need--;
+    }
+    hash_iter_stop(&it);
+}
+
+static void rand_all(cmd_ctx *c, const void *o, int withvalues) {
+    hash_iter it;
+    hstr f, v;
+    reply_pairs_header(c, (long long)hash_len(o), withvalues);
+    hash_iter_start(&it, o);
+    while (hash_iter_next(&it, &f, &v))
+        reply_pair(c, &f, &v, withvalues);
+    hash_iter_stop(&it);
+}
+
+/* HRANDFIELD key count [WITHVALUES] */
+static void hrandfield_count(cmd_ctx *c) {
+    long long n;
+    if (!arg_ll(c, 2, &n)) return;
+    if (n == LLONG_MIN) {
+        reply_error(c, "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+        return;
+    }
+    int withvalues = c->argc == 4;
+    if (c->argc > 4 || (withvalues && !arg_is(c, 3, "withvalues"))) {
+        reply_status(c, ST_SYNTAX);
+        return;
+    }
+    if (withvalues && (n < -LLONG_MAX / 2 || n > LLONG_MAX / 2)) {
+        reply_error(c, "ERR value is out of range");
+        return;
+    }
+    int wrong;
+    void *o = read_value(c, &wrong);
+    if (wrong) return;
+    if (!o || n == 0) {
+        reply_array(c, 0);
+        return;
+    }
+    rnd_shard = c->sh;
+    unsigned long long count = n < 0 ? (unsigned long long)-n : (unsigned long long)n;
+    if (n < 0 && repeat_too_big(o, count))
+        reply_error(c, "ERR value is out of range");
+    else if (n < 0)
+        rand_repeat(c, o, count, withvalues);
+    else if (count < hash_len(o))
+        rand_distinct(c, o, (size_t)count, withvalues);
+    else
+        rand_all(c, o, withvalues);
+}
+
+/* HRANDFIELD key [count [WITHVALUES]] */
+static void hrandfield_cmd(cmd_ctx *c) {
+    if (c->argc >= 3) {
+        hrandfield_count(c);
+        return;
+    }
+    int wrong;
+    void *o = read_value(c, &wrong);
+    if (wrong) return;
+    if (!o) {
+        reply_null(c);
+        return;
+    }
+    hstr f;
+    if (is_map(o)) {
+        rnd_shard = c->sh;
+        elem_str(as_map(o), smap_random(as_map(o), rnd_next), &f, NULL);
+    } else {
+        long i = (long)(shard_rand(c->sh) % hash_len(o));
+        pack_str(as_pack(o), pack_index(as_pack(o), 2 * i), &f);
+    }
+    reply_bulk(c, f.s, f.len);
+}
+
+/* ---- HSCAN ---- */
+
+/* The cursor as Redis reads it (strtoul): optional sign (a negative value
+ * wraps), empty is 0, a NUL ends the text; no junk, no overflow. */
+static int parse_cursor(const char *s, size_t n, uint64_t *out) {
+    size_t len = strnlen(s, n), i = 0;
+    int neg = 0;
+    uint64_t v = 0;
+    if (len > 0 && (s[0] == '+' || s[0] == '-')) {
+        neg = s[0] == '-';
+        if (++i == len) return 0;
+    }
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        uint64_t d = (uint64_t)(s[i] - '0');
+        if (v > (UINT64_MAX - d) / 10) return 0;
+        v = v * 10 + d;
+    }
+    *out = neg ? (uint64_t)0 - v : v;
+    return 1;
+}
+
+struct hscan_walk {
+    buf items;       /* the reply's field and value bulks */
+    long long n;     /* bulks in items */
+    long long seen;  /* bulks visited, which Redis counts against COUNT */
+    const char *pat; /* MATCH, or NULL */
+    size_t plen;
+    const smap *m;
+};
+
+static void hscan_add(struct hscan_walk *w, const hstr *f, const hstr *v) {
+    w->seen += 2;
+    if (w->pat && !glob_match(w->pat, w->plen, f->s, f->len, 0)) return;
+    resp_bulk(&w->items, f->s, f->len);
+    resp_bulk(&w->items, v->s, v->len);
+    w->n += 2;
+}
+
+static void hscan_visit(void *ud, smap_elem *e) {
+    struct hscan_walk *w = ud;
+    hstr f, v;
+    elem_str(w->m, e, &f, &v);
+    hscan_add(w, &f, &v);
+}
+
+/* Parses MATCH and COUNT from argv[3] on; replies the error, returns 0. */
+static int hscan_options(cmd_ctx *c, struct hscan_walk *w, long long *count) {
+    for (int i = 3; i < c->argc; i += 2) {
+        if (i + 1 >= c->argc) {
+            reply_status(c, ST_SYNTAX);
+            return 0;
+        }
+        if (arg_is(c, i, "count")) {
+            if (!arg_ll(c, i + 1, count)) return 0;
+            if (*count < 1) {
+                reply_status(c, ST_SYNTAX);
+                return 0;
+            }
+        } else if (arg_is(c, i, "match")) {
+            int all = c->argl[i + 1] == 1 && c->argv[i + 1][0] == '*';
+            w->pat = all ? NULL : c->argv[i + 1];
+            w->plen = c->argl[i + 1];
+        } else {
+            reply_status(c, ST_SYNTAX);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* HSCAN key cursor [MATCH pattern] [COUNT count]
+ * A listpack is returned whole with cursor 0, as Redis does; a missing key
+ * answers an empty scan before the options are read, as Redis. */
+static void hscan_cmd(cmd_ctx *c) {
+    uint64_t cur;
+    if (!parse_cursor(c->argv[2], c->argl[2], &cur)) {
+        reply_error(c, "ERR invalid cursor");
+        return;
+    }
+    int wrong;
+    void *o = read_value(c, &wrong);
+    if (wrong) return;
+    struct hscan_walk w = {.n = 0};
+    long long count = 10;
+    if (o && !hscan_options(c, &w, &count)) return;
+    if (o && is_map(o)) {
+        w.m = as_map(o);
+        long long steps = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10; /* bounds empty buckets */
+        do
+            cur = smap_scan(as_map(o), cur, hscan_visit, &w);
+        while (cur && w.seen < count && --steps > 0);
+    } else if (o) {
+        hash_iter it;
+        hstr f, v;
+        hash_iter_start(&it, o);
+        while (hash_iter_next(&it, &f, &v))
+            hscan_add(&w, &f, &v);
+        hash_iter_stop(&it);
+        cur = 0;
+    } else {
+        cur = 0;
+    }
+    char num[24];
+    reply_array(c, 2);
+    reply_bulk(c, num, (size_t)ull2str(num, cur));
+    reply_array(c, w.n);
+    if (w.items.len) buf_add(c->out, w.items.p, w.items.len);
+    buf_free(&w.items);
+}
+
+/* ---- command table ---- */
+
+#define RW (CMD_WRITE | CMD_DENYOOM)
+#define RO (CMD_READONLY)
+/* A row for a command whose only key is argv[1]. */
+#define ROW(n, p, ar, fl, sn, ac, su)                                                                                  \
+    {                                                                                                                  \
+        .name = n, .proc = p, .arity = ar, .flags = fl, .first = 1, .last = 1, .step = 1, .group = "hash",             \
+        .since = sn, .acl = ac, .summary = su                                                                          \
+    }
+static const command rows[] = {
+    ROW("hset", hset_cmd, -4, RW | CMD_FAST, "2.0.0", "write hash fast", "Set the string value of a hash field"),
+    ROW("hsetnx", hsetnx_cmd, 4, RW | CMD_FAST, "2.0.0", "write hash fast",
+        "Set the value of a hash field, only if the field does not exist"),
+    ROW("hmset", hmset_cmd, -4, RW | CMD_FAST, "2.0.0", "write hash fast",
+        "Set multiple hash fields to multiple values"),
+    ROW("hget", hget_cmd, 3, RO | CMD_FAST, "2.0.0", "read hash fast", "Get the value of a hash field"),
+    ROW("hmget", hmget_cmd, -3, RO | CMD_FAST, "2.0.0", "read hash fast",
+        "Get the values of all the given hash fields"),
+    ROW("hdel", hdel_cmd, -3, CMD_WRITE | CMD_FAST, "2.0.0", "write hash fast", "Delete one or more hash fields"),
+    ROW("hlen", hlen_cmd, 2, RO | CMD_FAST, "2.0.0", "read hash fast", "Get the number of fields in a hash"),
+    ROW("hstrlen", hstrlen_cmd, 3, RO | CMD_FAST, "3.2.0", "read hash fast",
+        "Get the length of the value of a hash field"),
+    ROW("hexists", hexists_cmd, 3, RO | CMD_FAST, "2.0.0", "read hash fast", "Determine if a hash field exists"),
+    ROW("hkeys", hkeys_cmd, 2, RO, "2.0.0", "read hash slow", "Get all the fields in a hash"),
+    ROW("hvals", hvals_cmd, 2, RO, "2.0.0", "read hash slow", "Get all the values in a hash"),
+    ROW("hgetall", hgetall_cmd, 2, RO, "2.0.0", "read hash slow", "Get all the fields and values in a hash"),
+    ROW("hincrby", hincrby_cmd, 4, RW | CMD_FAST, "2.0.0", "write hash fast",
+        "Increment the integer value of a hash field by the given number"),
+    ROW("hincrbyfloat", hincrbyfloat_cmd, 4, RW | CMD_FAST, "2.6.0", "write hash fast",
+        "Increment the float value of a hash field by the given amount"),
+    ROW("hrandfield", hrandfield_cmd, -2, RO, "6.2.0", "read hash slow",
+        "Get one or multiple random fields from a hash"),
+    ROW("hscan", hscan_cmd, -3, RO, "2.8.0", "read hash slow",
+        "Incrementally iterate hash fields and associated values"),
+};
+
+void hash_register(void) {
+    db_register_type(T_HASH, &hash_ops);
+    cmd_register(rows, (int)(sizeof rows / sizeof rows[0]));
+}

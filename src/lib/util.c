@@ -44,7 +44,7 @@ int str2ll(const char *s, size_t n, long long *v) {
 }
 
 int str2ld(const char *s, size_t n, long double *v) {
-    char tmp[5121];
+    char tmp[5120]; /* Redis refuses numbers of 5120 characters or more */
     if (n == 0 || n >= sizeof tmp) return 0;
     memcpy(tmp, s, n);
     tmp[n] = 0;
@@ -59,7 +59,7 @@ int str2ld(const char *s, size_t n, long double *v) {
 }
 
 int str2d(const char *s, size_t n, double *v) {
-    char tmp[5121];
+    char tmp[5120]; /* Redis refuses numbers of 5120 characters or more */
     if (n == 0 || n >= sizeof tmp) return 0;
     memcpy(tmp, s, n);
     tmp[n] = 0;

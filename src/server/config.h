@@ -53,7 +53,7 @@ enum { CFG_IMMUTABLE = 0, CFG_MUTABLE = 1, CFG_PROTECTED = 2 /* only with enable
     X("slowlog-log-slower-than", slowlog_log_slower_than, CT_INT, "10000", -1, INT64_MAX, 1)                           \
     X("slowlog-max-len", slowlog_max_len, CT_INT, "128", 0, INT64_MAX, 1)                                              \
     X("latency-tracking", latency_tracking, CT_BOOL, "yes", 0, 0, 1)                     \
-    X("hash-max-listpack-entries", hash_max_listpack_entries, CT_INT, "128", 0, INT64_MAX, 1) \
+    X("hash-max-listpack-entries", hash_max_listpack_entries, CT_INT, "512", 0, INT64_MAX, 1) \
     X("hash-max-listpack-value", hash_max_listpack_value, CT_INT, "64", 0, INT64_MAX, 1)  \
     X("set-max-intset-entries", set_max_intset_entries, CT_INT, "512", 0, INT64_MAX, 1)   \
     X("zset-max-listpack-entries", zset_max_listpack_entries, CT_INT, "128", 0, INT64_MAX, 1) \
