@@ -122,12 +122,15 @@ void shard_flush(shard *s) {
         }
         int sent = 0;
         while (ob->wait_head) {
-            if (ring_push(shards[to]->inbox[s->id], ob->wait_head) < 0) {
+            /* Once pushed, the message belongs to the receiver, which may
+             * already have freed it: take the link first. */
+            msg *m = ob->wait_head, *next = m->next;
+            if (ring_push(shards[to]->inbox[s->id], m) < 0) {
                 again = 1;
                 break;
             }
-            ob->wait_head = ob->wait_head->next;
-            if (!ob->wait_head) ob->wait_tail = NULL;
+            ob->wait_head = next;
+            if (!next) ob->wait_tail = NULL;
             sent = 1;
         }
         if (sent) wake(shards[to]);
