@@ -150,6 +150,11 @@ void reply_arity(cmd_ctx *c); /* wrong number of arguments for '<cmd>' */
 int arg_ll(cmd_ctx *c, int i, long long *v);            /* "value is not an integer or out of range" */
 int arg_double(cmd_ctx *c, int i, double *v);           /* "value is not a valid float" */
 int arg_ld(cmd_ctx *c, int i, long double *v);
+/* The cursor of HSCAN/SSCAN/ZSCAN at argv[i] ("ERR invalid cursor"). */
+int arg_cursor(cmd_ctx *c, int i, uint64_t *cur);
+/* MATCH and COUNT from argv[from] on; *pat = NULL when the pattern is "*"
+ * or absent. Syntax errors and COUNT < 1 reply the error and return 0. */
+int arg_scan_options(cmd_ctx *c, int from, const char **pat, size_t *plen, long long *count);
 static inline int arg_is(cmd_ctx *c, int i, const char *lit);
 #include "lib/util.h"
 static inline int arg_is(cmd_ctx *c, int i, const char *lit) {

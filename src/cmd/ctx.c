@@ -89,3 +89,33 @@ int arg_ld(cmd_ctx *c, int i, long double *v) {
     reply_status(c, ST_NOTFLOAT);
     return 0;
 }
+
+int arg_cursor(cmd_ctx *c, int i, uint64_t *cur) {
+    if (i < c->argc && str2cursor(c->argv[i], c->argl[i], cur)) return 1;
+    reply_error(c, "ERR invalid cursor");
+    return 0;
+}
+
+int arg_scan_options(cmd_ctx *c, int from, const char **pat, size_t *plen, long long *count) {
+    for (int i = from; i < c->argc; i += 2) {
+        if (i + 1 >= c->argc) {
+            reply_status(c, ST_SYNTAX);
+            return 0;
+        }
+        if (arg_is(c, i, "count")) {
+            if (!arg_ll(c, i + 1, count)) return 0;
+            if (*count < 1) {
+                reply_status(c, ST_SYNTAX);
+                return 0;
+            }
+        } else if (arg_is(c, i, "match")) {
+            int all = c->argl[i + 1] == 1 && c->argv[i + 1][0] == '*';
+            *pat = all ? NULL : c->argv[i + 1];
+            *plen = c->argl[i + 1];
+        } else {
+            reply_status(c, ST_SYNTAX);
+            return 0;
+        }
+    }
+    return 1;
+}

@@ -586,25 +586,6 @@ static void hrandfield_cmd(cmd_ctx *c) {
 
 /* ---- HSCAN ---- */
 
-/* The cursor as Redis reads it (strtoul): optional sign (a negative value
- * wraps), empty is 0, a NUL ends the text; no junk, no overflow. */
-static int parse_cursor(const char *s, size_t n, uint64_t *out) {
-    size_t len = strnlen(s, n), i = 0;
-    int neg = 0;
-    uint64_t v = 0;
-    if (len > 0 && (s[0] == '+' || s[0] == '-')) {
-        neg = s[0] == '-';
-        if (++i == len) return 0;
-    }
-    for (; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') return 0;
-        uint64_t d = (uint64_t)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10) return 0;
-        v = v * 10 + d;
-    }
-    *out = neg ? (uint64_t)0 - v : v;
-    return 1;
-}
 
 struct hscan_walk {
     buf items;       /* the reply's field and value bulks */
@@ -632,27 +613,7 @@ static void hscan_visit(void *ud, smap_elem *e) {
 
 /* Parses MATCH and COUNT from argv[3] on; replies the error, returns 0. */
 static int hscan_options(cmd_ctx *c, struct hscan_walk *w, long long *count) {
-    for (int i = 3; i < c->argc; i += 2) {
-        if (i + 1 >= c->argc) {
-            reply_status(c, ST_SYNTAX);
-            return 0;
-        }
-        if (arg_is(c, i, "count")) {
-            if (!arg_ll(c, i + 1, count)) return 0;
-            if (*count < 1) {
-                reply_status(c, ST_SYNTAX);
-                return 0;
-            }
-        } else if (arg_is(c, i, "match")) {
-            int all = c->argl[i + 1] == 1 && c->argv[i + 1][0] == '*';
-            w->pat = all ? NULL : c->argv[i + 1];
-            w->plen = c->argl[i + 1];
-        } else {
-            reply_status(c, ST_SYNTAX);
-            return 0;
-        }
-    }
-    return 1;
+    return arg_scan_options(c, 3, &w->pat, &w->plen, count);
 }
 
 /* HSCAN key cursor [MATCH pattern] [COUNT count]
@@ -660,10 +621,7 @@ static int hscan_options(cmd_ctx *c, struct hscan_walk *w, long long *count) {
  * answers an empty scan before the options are read, as Redis. */
 static void hscan_cmd(cmd_ctx *c) {
     uint64_t cur;
-    if (!parse_cursor(c->argv[2], c->argl[2], &cur)) {
-        reply_error(c, "ERR invalid cursor");
-        return;
-    }
+    if (!arg_cursor(c, 2, &cur)) return;
     int wrong;
     void *o = read_value(c, &wrong);
     if (wrong) return;

@@ -142,34 +142,11 @@ static db *key_db(cmd_ctx *c, const char *key, size_t klen, int dbid) {
 
 /* ---- SCAN ---- */
 
-/* The cursor as Redis reads it (strtoul semantics): optional sign, a
- * negative value wraps, an empty string is 0; no leading space, no junk,
- * no overflow. A NUL byte ends the text. 1 ok, 0 invalid. */
-static int scan_parse_cursor(const char *s, size_t n, uint64_t *out) {
-    size_t len = strnlen(s, n), i = 0;
-    int neg = 0;
-    uint64_t v = 0;
-    if (len == 0) {
-        *out = 0;
-        return 1;
-    }
-    if (s[0] == '+' || s[0] == '-') neg = s[i++] == '-';
-    if (i == len) return 0;
-    for (; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') return 0;
-        uint64_t d = (uint64_t)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10) return 0;
-        v = v * 10 + d;
-    }
-    *out = neg ? (uint64_t)0 - v : v;
-    return 1;
-}
-
 /* Routes SCAN to the shard named by its cursor (-1: bad cursor, run locally
  * so the handler replies the error). */
 static int scan_route(int argc, const char **argv, const size_t *argl, int n) {
     uint64_t cur;
-    if (argc < 2 || !scan_parse_cursor(argv[1], argl[1], &cur)) return -1;
+    if (argc < 2 || !str2cursor(argv[1], argl[1], &cur)) return -1;
     return (int)(cur % (uint64_t)n);
 }
 
@@ -228,7 +205,7 @@ static int scan_options(cmd_ctx *c, struct scan_walk *w, long long *count) {
  * cursor = table cursor * nshards + shard index. */
 static void scan_cmd(cmd_ctx *c) {
     uint64_t cur;
-    if (!scan_parse_cursor(c->argv[1], c->argl[1], &cur)) {
+    if (!str2cursor(c->argv[1], c->argl[1], &cur)) {
         reply_error(c, "ERR invalid cursor");
         return;
     }

@@ -913,26 +913,6 @@ static void zrandmember_cmd(cmd_ctx *c) {
 
 /* ---- ZSCAN ---- */
 
-/* The cursor as Redis reads it (strtoul semantics, see keys.c). */
-static int parse_cursor(const char *s, size_t n, uint64_t *out) {
-    size_t len = strnlen(s, n), i = 0;
-    int neg = 0;
-    uint64_t v = 0;
-    if (len == 0) {
-        *out = 0;
-        return 1;
-    }
-    if (s[0] == '+' || s[0] == '-') neg = s[i++] == '-';
-    if (i == len) return 0;
-    for (; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') return 0;
-        uint64_t dg = (uint64_t)(s[i] - '0');
-        if (v > (UINT64_MAX - dg) / 10) return 0;
-        v = v * 10 + dg;
-    }
-    *out = neg ? (uint64_t)0 - v : v;
-    return 1;
-}
 
 struct zscan_walk {
     buf out;         /* member and score bulks */
@@ -959,37 +939,14 @@ static void zscan_visit(void *ud, smap_elem *e) {
 }
 
 static int zscan_options(cmd_ctx *c, struct zscan_walk *w, long long *count) {
-    for (int i = 3; i < c->argc; i += 2) {
-        if (i + 1 >= c->argc) {
-            reply_status(c, ST_SYNTAX);
-            return 0;
-        }
-        if (arg_is(c, i, "count")) {
-            if (!arg_ll(c, i + 1, count)) return 0;
-            if (*count < 1) {
-                reply_status(c, ST_SYNTAX);
-                return 0;
-            }
-        } else if (arg_is(c, i, "match")) {
-            int all = c->argl[i + 1] == 1 && c->argv[i + 1][0] == '*';
-            w->pat = all ? NULL : c->argv[i + 1];
-            w->plen = c->argl[i + 1];
-        } else {
-            reply_status(c, ST_SYNTAX);
-            return 0;
-        }
-    }
-    return 1;
+    return arg_scan_options(c, 3, &w->pat, &w->plen, count);
 }
 
 /* ZSCAN key cursor [MATCH pattern] [COUNT count]
  * A pack is returned whole with cursor 0, as Redis does. */
 static void zscan_cmd(cmd_ctx *c) {
     uint64_t cur;
-    if (!parse_cursor(c->argv[2], c->argl[2], &cur)) {
-        reply_error(c, "ERR invalid cursor");
-        return;
-    }
+    if (!arg_cursor(c, 2, &cur)) return;
     entry *e = zs_lookup(c, 1, 1, NULL);
     if (zs_wrong_type(c, e)) return;
     struct zscan_walk w = {0};

@@ -254,3 +254,26 @@ unsigned key_slot(const char *key, size_t n) {
     }
     return crc16(key, n) & 16383;
 }
+
+/* The cursor as Redis reads it (strtoul semantics): optional sign, a
+ * negative value wraps, an empty string is 0; no leading space, no junk,
+ * no overflow. A NUL byte ends the text. 1 ok, 0 invalid. */
+int str2cursor(const char *s, size_t n, uint64_t *out) {
+    size_t len = strnlen(s, n), i = 0;
+    int neg = 0;
+    uint64_t v = 0;
+    if (len == 0) {
+        *out = 0;
+        return 1;
+    }
+    if (s[0] == '+' || s[0] == '-') neg = s[i++] == '-';
+    if (i == len) return 0;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        uint64_t d = (uint64_t)(s[i] - '0');
+        if (v > (UINT64_MAX - d) / 10) return 0;
+        v = v * 10 + d;
+    }
+    *out = neg ? (uint64_t)0 - v : v;
+    return 1;
+}

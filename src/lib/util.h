@@ -14,6 +14,9 @@ int str2ull(const char *s, size_t n, unsigned long long *v);
 int str2ld(const char *s, size_t n, long double *v);
 /* Double parse as Redis's getDoubleFromObject (accepts inf, rejects nan). */
 int str2d(const char *s, size_t n, double *v);
+/* A SCAN-family cursor as Redis reads it (strtoul rules: optional sign,
+ * negative wraps, empty is 0). 1 ok, 0 invalid. */
+int str2cursor(const char *s, size_t n, uint64_t *out);
 /* Writes the decimal form of v into dst (>= 21 bytes); returns length. */
 int ll2str(char *dst, long long v);
 int ull2str(char *dst, unsigned long long v);
