@@ -44,14 +44,9 @@ static int arg_bit_offset(cmd_ctx *c, int i, int bits, uint64_t *off) {
 /* The string at key argument i for reading: sets *e (NULL when missing)
  * and returns ST_OK, or ST_WRONGTYPE. Counts a keyspace hit or miss. */
 static int bitmap_read(cmd_ctx *c, int i, entry **e) {
-    *e = db_find(ctx_db(c, c->argv[i], c->argl[i]), c->argv[i], c->argl[i], ctx_now(c));
-    if (!*e) {
-        c->sh->stat_misses++;
-        return ST_OK;
-    }
-    c->sh->stat_hits++;
-    entry_touch(*e, c->sh->lru_clock);
-    return entry_type(*e) == T_STRING ? ST_OK : ST_WRONGTYPE;
+    entry **l = ctx_lookup(c, i, 1, NULL);
+    *e = l ? *l : NULL;
+    return *e && entry_type(*e) != T_STRING ? ST_WRONGTYPE : ST_OK;
 }
 
 /* Bytes of a string entry (EK_INT digits go to tmp, >= 24 bytes). */

@@ -90,6 +90,13 @@ struct db *ctx_shard_db(cmd_ctx *c, int s, int dbid);
 /* Shards this context may touch: every shard under a transaction, else only
  * the executing shard. Fills ids, returns the count. */
 int ctx_shards(cmd_ctx *c, int *ids);
+/* The link of the live key argv[i], or NULL when it is missing; touches its
+ * LRU clock. Reading lookups count a keyspace hit or miss, as Redis's read
+ * lookups do (a key of another type is a hit). *dp (when dp) gets the
+ * database. The link stays valid until the next call on that database. */
+struct entry **ctx_lookup(cmd_ctx *c, int i, int reading, struct db **dp);
+/* 1, after replying WRONGTYPE, when e is set and holds another type. */
+int ctx_wrong_type(cmd_ctx *c, const struct entry *e, int type);
 /* Current time in ms, stable within a command (as Redis's cached time). */
 int64_t ctx_now(cmd_ctx *c);
 

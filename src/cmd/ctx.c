@@ -24,6 +24,24 @@ int ctx_shards(cmd_ctx *c, int *ids) {
 
 int64_t ctx_now(cmd_ctx *c) { return c->sh->now_ms; }
 
+entry **ctx_lookup(cmd_ctx *c, int i, int reading, db **dp) {
+    db *d = ctx_db(c, c->argv[i], c->argl[i]);
+    entry **l = db_find_link(d, c->argv[i], c->argl[i], ctx_now(c));
+    if (reading) {
+        if (l) c->sh->stat_hits++;
+        else c->sh->stat_misses++;
+    }
+    if (l) entry_touch(*l, c->sh->lru_clock);
+    if (dp) *dp = d;
+    return l;
+}
+
+int ctx_wrong_type(cmd_ctx *c, const entry *e, int type) {
+    if (!e || entry_type(e) == type) return 0;
+    reply_status(c, ST_WRONGTYPE);
+    return 1;
+}
+
 void reply_error(cmd_ctx *c, const char *msg) { resp_error(c->out, msg); }
 
 void reply_errorf(cmd_ctx *c, const char *fmt, ...) {

@@ -201,26 +201,10 @@ static const type_ops hash_ops = {
 /* The link of the live key argv[1], or NULL when it is missing; touches the
  * key's LRU clock, and reading lookups count a keyspace hit or miss (as
  * Redis's). The link is valid until the next call on the database. */
-static entry **find(cmd_ctx *c, int reading, db **dp) {
-    db *d = ctx_db(c, c->argv[1], c->argl[1]);
-    entry **l = db_find_link(d, c->argv[1], c->argl[1], ctx_now(c));
-    if (reading) {
-        if (l)
-            c->sh->stat_hits++;
-        else
-            c->sh->stat_misses++;
-    }
-    if (l) entry_touch(*l, c->sh->lru_clock);
-    if (dp) *dp = d;
-    return l;
-}
+static entry **find(cmd_ctx *c, int reading, db **dp) { return ctx_lookup(c, 1, reading, dp); }
 
 /* 1, after replying WRONGTYPE, when the key at l holds another type. */
-static int not_hash(cmd_ctx *c, entry **l) {
-    if (!l || entry_type(*l) == T_HASH) return 0;
-    reply_status(c, ST_WRONGTYPE);
-    return 1;
-}
+static int not_hash(cmd_ctx *c, entry **l) { return ctx_wrong_type(c, l ? *l : NULL, T_HASH); }
 
 /* The hash at l, or a new empty one when the key is missing. */
 static void *value_or_new(entry **l) { return l ? entry_obj(*l) : pack_create(); }

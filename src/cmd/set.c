@@ -258,25 +258,12 @@ static void sample_indices(cmd_ctx *c, size_t n, size_t k, size_t *out) {
  * lookups count a keyspace hit or miss, as Redis's lookupKeyRead. The
  * entry pointer stays valid until that key is deleted. */
 static entry *lookup(cmd_ctx *c, int i, int reading, db **dp) {
-    db *d = ctx_db(c, c->argv[i], c->argl[i]);
-    entry *e = db_find(d, c->argv[i], c->argl[i], ctx_now(c));
-    if (reading) {
-        if (e)
-            c->sh->stat_hits++;
-        else
-            c->sh->stat_misses++;
-    }
-    if (e) entry_touch(e, c->sh->lru_clock);
-    if (dp) *dp = d;
-    return e;
+    entry **l = ctx_lookup(c, i, reading, dp);
+    return l ? *l : NULL;
 }
 
 /* 1, after replying WRONGTYPE, when e holds another type. */
-static int wrong_type(cmd_ctx *c, const entry *e) {
-    if (!e || entry_type(e) == T_SET) return 0;
-    reply_status(c, ST_WRONGTYPE);
-    return 1;
-}
+static int wrong_type(cmd_ctx *c, const entry *e) { return ctx_wrong_type(c, e, T_SET); }
 
 static void delete_key(cmd_ctx *c, db *d, int i) { db_delete(d, c->argv[i], c->argl[i], ctx_now(c)); }
 

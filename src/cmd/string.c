@@ -60,30 +60,11 @@ void string_replace_raw(db *d, entry **link, const char *val, size_t vlen) {
     db_replace(d, link, n, 0);
 }
 
-/* The link of the live key argv[i], or NULL when it is missing; touches the
- * key's LRU clock. Reading lookups count a keyspace hit or miss, as Redis's
- * read lookups do (a key of another type is a hit). The link stays valid
- * only until the next call on the same database. */
-static entry **lookup(cmd_ctx *c, int i, int reading, db **dp) {
-    db *d = ctx_db(c, c->argv[i], c->argl[i]);
-    entry **l = db_find_link(d, c->argv[i], c->argl[i], ctx_now(c));
-    if (reading) {
-        if (l)
-            c->sh->stat_hits++;
-        else
-            c->sh->stat_misses++;
-    }
-    if (l) entry_touch(*l, c->sh->lru_clock);
-    if (dp) *dp = d;
-    return l;
-}
+/* See ctx_lookup (cmd.h). */
+static entry **lookup(cmd_ctx *c, int i, int reading, db **dp) { return ctx_lookup(c, i, reading, dp); }
 
 /* 1, after replying WRONGTYPE, when the key at l holds another type. */
-static int not_string(cmd_ctx *c, entry **l) {
-    if (!l || entry_type(*l) == T_STRING) return 0;
-    reply_status(c, ST_WRONGTYPE);
-    return 1;
-}
+static int not_string(cmd_ctx *c, entry **l) { return ctx_wrong_type(c, l ? *l : NULL, T_STRING); }
 
 static void reply_entry_str(cmd_ctx *c, const entry *e) {
     char tmp[24];

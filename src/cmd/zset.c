@@ -375,24 +375,11 @@ int zs_parse_lex_range(cmd_ctx *c, int imin, int imax, zlex_range *r) {
 /* ---- keyspace ---- */
 
 entry *zs_lookup(cmd_ctx *c, int i, int reading, db **dp) {
-    db *d = ctx_db(c, c->argv[i], c->argl[i]);
-    entry *e = db_find(d, c->argv[i], c->argl[i], ctx_now(c));
-    if (reading) {
-        if (e)
-            c->sh->stat_hits++;
-        else
-            c->sh->stat_misses++;
-    }
-    if (e) entry_touch(e, c->sh->lru_clock);
-    if (dp) *dp = d;
-    return e;
+    entry **l = ctx_lookup(c, i, reading, dp);
+    return l ? *l : NULL;
 }
 
-int zs_wrong_type(cmd_ctx *c, const entry *e) {
-    if (!e || entry_type(e) == T_ZSET) return 0;
-    reply_status(c, ST_WRONGTYPE);
-    return 1;
-}
+int zs_wrong_type(cmd_ctx *c, const entry *e) { return ctx_wrong_type(c, e, T_ZSET); }
 
 void zs_settle(cmd_ctx *c, db *d, int i, entry *e, void *o) {
     if (zobj_size(o) == 0) {

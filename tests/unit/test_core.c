@@ -10,15 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures, checks;
-#define CHECK(x)                                                                                                       \
-    do {                                                                                                               \
-        checks++;                                                                                                      \
-        if (!(x)) {                                                                                                    \
-            failures++;                                                                                                \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #x);                                      \
-        }                                                                                                              \
-    } while (0)
+#include "check.h"
 
 static void test_resp_roundtrip(void) {
     resp_parser p;
@@ -160,6 +152,5 @@ int main(void) {
     test_table();
     test_ring();
     test_util();
-    printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures ? 1 : 0;
+    return check_report();
 }

@@ -11,15 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures, checks;
-#define CHECK(x)                                                                                                       \
-    do {                                                                                                               \
-        checks++;                                                                                                      \
-        if (!(x)) {                                                                                                    \
-            failures++;                                                                                                \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #x);                                      \
-        }                                                                                                              \
-    } while (0)
+#include "check.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(void) {
@@ -713,6 +705,5 @@ int main(void) {
     test_validate_fuzz();
     test_random_model();
     test_sizes();
-    printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures ? 1 : 0;
+    return check_report();
 }

@@ -9,15 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures, checks;
-#define CHECK(x)                                                                                                       \
-    do {                                                                                                               \
-        checks++;                                                                                                      \
-        if (!(x)) {                                                                                                    \
-            failures++;                                                                                                \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #x);                                      \
-        }                                                                                                              \
-    } while (0)
+#include "check.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void) {
@@ -475,6 +467,5 @@ int main(void) {
     test_random_sample();
     test_model();
     test_memory();
-    printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures ? 1 : 0;
+    return check_report();
 }

@@ -11,15 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures, checks;
-#define CHECK(x)                                                                                                       \
-    do {                                                                                                               \
-        checks++;                                                                                                      \
-        if (!(x)) {                                                                                                    \
-            failures++;                                                                                                \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #x);                                      \
-        }                                                                                                              \
-    } while (0)
+#include "check.h"
 
 static uint64_t rng_state = 88172645463325252ull;
 static uint64_t rnd(void) {
@@ -641,6 +633,5 @@ int main(void) {
     test_big();
     test_deep_churn();
     test_memory();
-    printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures ? 1 : 0;
+    return check_report();
 }
