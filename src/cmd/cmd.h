@@ -51,8 +51,11 @@ typedef void cmd_proc(cmd_ctx *c);
 typedef int cmd_keys_fn(int argc, const char **argv, const size_t *argl, int *pos, int max);
 /* For keyless commands that still belong to one shard (SCAN: the shard is
  * in the cursor). Returns a shard index in [0, nshards), or -1 to run on the
- * connection's own shard. */
+ * connection's own shard, ROUTE_ALL for every shard (SORT with BY/GET
+ * patterns: the pattern keys may live anywhere), ROUTE_KEYS to route by
+ * the key positions as if there were no route function. */
 typedef int cmd_route_fn(int argc, const char **argv, const size_t *argl, int nshards);
+enum { ROUTE_ALL = -2, ROUTE_KEYS = -3 };
 
 typedef struct command {
     const char *name;  /* lowercase; subcommands "config|get" */
@@ -81,6 +84,8 @@ struct cmd_ctx {
     int dbid;
     int resp; /* 2 or 3 */
     buf *out;
+    int serve_key;  /* serve mode of a blocked command: argv index of the ready key */
+    int serve_home; /* serve mode: the command must run again at home */
 };
 
 /* The database holding key in this context. */
@@ -162,6 +167,10 @@ int arg_cursor(cmd_ctx *c, int i, uint64_t *cur);
 /* MATCH and COUNT from argv[from] on; *pat = NULL when the pattern is "*"
  * or absent. Syntax errors and COUNT < 1 reply the error and return 0. */
 int arg_scan_options(cmd_ctx *c, int from, const char **pat, size_t *plen, long long *count);
+/* The trailing "COUNT n" (n >= 1) of LMPOP, ZMPOP and their blocking forms,
+ * from argv[from] on: sets *count when present, leaves it otherwise. Anything
+ * else is a syntax error; 0 after replying the error. */
+int arg_count_option(cmd_ctx *c, int from, long long *count);
 static inline int arg_is(cmd_ctx *c, int i, const char *lit);
 #include "lib/util.h"
 static inline int arg_is(cmd_ctx *c, int i, const char *lit) {

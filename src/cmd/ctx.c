@@ -137,3 +137,19 @@ int arg_scan_options(cmd_ctx *c, int from, const char **pat, size_t *plen, long 
     }
     return 1;
 }
+
+int arg_count_option(cmd_ctx *c, int from, long long *count) {
+    int seen = 0;
+    for (int j = from; j < c->argc; j += 2) {
+        if (seen || !arg_is(c, j, "count") || j + 1 >= c->argc) {
+            reply_status(c, ST_SYNTAX);
+            return 0;
+        }
+        if (!str2ll(c->argv[j + 1], c->argl[j + 1], count) || *count < 1) {
+            reply_error(c, "ERR count should be greater than 0");
+            return 0;
+        }
+        seen = 1;
+    }
+    return 1;
+}

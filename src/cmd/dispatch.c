@@ -2,6 +2,7 @@
 #include "cmd/dispatch.h"
 #include "lib/clock.h"
 #include "lib/mem.h"
+#include "shard/block.h"
 #include "shard/msg.h"
 #include "shard/shard.h"
 #include "shard/tx.h"
@@ -55,6 +56,8 @@ void exec_command(cmd_ctx *c) {
     sh->now_ms = mstime();
     sh->stat_commands++;
     c->cmd->proc(c);
+    if (c->cmd->flags & CMD_WRITE) sh->dirty++;
+    if (sh->block_ready || c->tx) block_serve_ready(c);
 }
 
 static void run_local(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, buf *out) {
@@ -107,10 +110,10 @@ void dispatch_command(session *s, int argc, const char **argv, const size_t *arg
     int route_local = !s->conn || nshards == 1 || (cmd->flags & CMD_SESSION);
     if (!route_local) {
         int ids[MAX_SHARDS], n = 0;
-        if (cmd->flags & CMD_ALLSHARDS) {
+        int to = cmd->route ? cmd->route(argc, argv, argl, nshards) : ROUTE_KEYS;
+        if ((cmd->flags & CMD_ALLSHARDS) || to == ROUTE_ALL) {
             for (int i = 0; i < nshards; i++) ids[n++] = i;
-        } else if (cmd->route) {
-            int to = cmd->route(argc, argv, argl, nshards);
+        } else if (to != ROUTE_KEYS) {
             if (to >= 0 && to < nshards) ids[n++] = to;
         } else {
             int posbuf[64];
@@ -126,7 +129,7 @@ void dispatch_command(session *s, int argc, const char **argv, const size_t *arg
         }
         if (n == 0 || (n == 1 && ids[0] == s->sh->id)) {
             route_local = 1;
-        } else if (n == 1) {
+        } else if (n == 1 && !(cmd->flags & CMD_BLOCKING)) { /* blocking ones run at home (block.h) */
             send_batch(s, ids[0], cmd, argc, argv, argl, discard);
             s->flags &= ~SESS_REPLY_SKIP;
             return;

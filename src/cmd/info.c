@@ -9,6 +9,7 @@
 #include "cmd/cmd.h"
 #include "lib/clock.h"
 #include "lib/mem.h"
+#include "shard/lazyfree.h"
 #include "server/config.h"
 #include "server/engine.h"
 #include "shard/shard.h"
@@ -59,11 +60,13 @@ static void sec_server(buf *o, const info_src *src) {
 }
 
 static void sec_clients(buf *o, const info_src *src) {
+    int blocked = 0;
+    for (int i = 0; i < nshards; i++) blocked += __atomic_load_n(&shards[i]->block_count, __ATOMIC_RELAXED);
     buf_printf(o,
                "connected_clients:%d\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
-               "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:0\r\n"
-               "tracking_clients:0\r\nclients_in_timeout_table:0\r\n",
-               __atomic_load_n(&conn_count_total, __ATOMIC_RELAXED), (long long)cfg_get(maxclients));
+               "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:%d\r\n"
+               "tracking_clients:0\r\nclients_in_timeout_table:%d\r\n",
+               __atomic_load_n(&conn_count_total, __ATOMIC_RELAXED), (long long)cfg_get(maxclients), blocked, blocked);
 }
 
 static void sec_memory(buf *o, const info_src *src) {
@@ -87,10 +90,10 @@ static void sec_memory(buf *o, const info_src *src) {
                "used_memory_peak:%lld\r\nused_memory_peak_human:%s\r\nused_memory_peak_perc:%.2f%%\r\n"
                "used_memory_dataset:%lld\r\ntotal_system_memory:%lld\r\ntotal_system_memory_human:%s\r\n"
                "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:%s\r\nmem_fragmentation_ratio:%.2f\r\n"
-               "mem_fragmentation_bytes:%lld\r\nmem_allocator:mimalloc\r\nlazyfree_pending_objects:0\r\n",
+               "mem_fragmentation_bytes:%lld\r\nmem_allocator:mimalloc\r\nlazyfree_pending_objects:%ld\r\n",
                (long long)used, hu, rss, hr, (long long)pk, hp, pk > 0 ? (double)used * 100.0 / (double)pk : 0.0,
                (long long)used, (long long)pages * psz, hs, (long long)maxmem, hm, cfg.maxmemory_policy_s,
-               used > 0 ? (double)rss / (double)used : 0.0, (long long)rss - (long long)used);
+               used > 0 ? (double)rss / (double)used : 0.0, (long long)rss - (long long)used, lazyfree_pending());
     for (int i = 0; i < src->n; i++)
         buf_printf(o, "shard%d_used_memory:%lld\r\n", src->ids[i], (long long)mem_used_slot(src->ids[i] + 1));
 }

@@ -41,24 +41,26 @@ static int flush_mode(cmd_ctx *c, int from) {
         reply_status(c, ST_SYNTAX);
         return -1;
     }
-    return 0;
+    return c->argc == from + 1 && arg_is(c, from, "async");
 }
 
 /* FLUSHDB [ASYNC|SYNC] */
 static void flushdb_cmd(cmd_ctx *c) {
-    if (flush_mode(c, 1) < 0) return;
+    int async = flush_mode(c, 1);
+    if (async < 0) return;
     int ids[MAX_SHARDS], n = ctx_shards(c, ids);
-    for (int i = 0; i < n; i++) db_clear(ctx_shard_db(c, ids[i], c->dbid));
+    for (int i = 0; i < n; i++) (async ? db_clear_async : db_clear)(ctx_shard_db(c, ids[i], c->dbid));
     reply_ok(c);
 }
 
 /* FLUSHALL [ASYNC|SYNC] */
 static void flushall_cmd(cmd_ctx *c) {
-    if (flush_mode(c, 1) < 0) return;
+    int async = flush_mode(c, 1);
+    if (async < 0) return;
     int ids[MAX_SHARDS], n = ctx_shards(c, ids);
     for (int i = 0; i < n; i++) {
         shard *s = shards[ids[i]];
-        for (int d = 0; s->dbs && d < (int)cfg.databases_i; d++) db_clear(&s->dbs[d]);
+        for (int d = 0; s->dbs && d < (int)cfg.databases_i; d++) (async ? db_clear_async : db_clear)(&s->dbs[d]);
     }
     reply_ok(c);
 }

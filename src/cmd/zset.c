@@ -716,42 +716,51 @@ static int zmpop_keys(int argc, const char **argv, const size_t *argl, int *pos,
     return w;
 }
 
+int zs_parse_mpop(cmd_ctx *c, int at, int *nkeys, int *max, long long *count) {
+    long long n;
+    *count = -1;
+    if (!str2ll(c->argv[at], c->argl[at], &n) || n < 1) {
+        reply_error(c, "ERR numkeys should be greater than 0");
+        return 0;
+    }
+    int w = at + 1 + (int)(n < c->argc ? n : c->argc);
+    if (n > c->argc - at - 2 || !(arg_is(c, w, "min") || arg_is(c, w, "max"))) {
+        reply_status(c, ST_SYNTAX);
+        return 0;
+    }
+    *max = arg_is(c, w, "max");
+    if (!arg_count_option(c, w + 1, count)) return 0;
+    *nkeys = (int)n;
+    return 1;
+}
+
+int zs_pop_reply(cmd_ctx *c, int i, int max, long long count, int with_key_many) {
+    db *d;
+    entry *e = zs_lookup(c, i, 0, &d);
+    if (!e) return 0;
+    if (zs_wrong_type(c, e)) return -1;
+    size_t size = zobj_size(entry_obj(e));
+    size_t take = count < 0 ? 1 : ((unsigned long long)count > size ? size : (size_t)count);
+    if (with_key_many) {
+        reply_array(c, 2);
+        reply_bulk(c, c->argv[i], c->argl[i]);
+        reply_array(c, (long long)take);
+        pop_elements(c, d, i, e, take, max, 1);
+    } else { /* [key, member, score] */
+        reply_array(c, 3);
+        reply_bulk(c, c->argv[i], c->argl[i]);
+        pop_elements(c, d, i, e, 1, max, 0);
+    }
+    return 1;
+}
+
 /* ZMPOP numkeys key [key ...] MIN|MAX [COUNT count] */
 static void zmpop_cmd(cmd_ctx *c) {
-    long long n, count = -1;
-    if (!str2ll(c->argv[1], c->argl[1], &n) || n < 1) {
-        reply_error(c, "ERR numkeys should be greater than 0");
-        return;
-    }
-    if (n > c->argc - 3 || !(arg_is(c, (int)n + 2, "min") || arg_is(c, (int)n + 2, "max"))) {
-        reply_status(c, ST_SYNTAX);
-        return;
-    }
-    int max = arg_is(c, (int)n + 2, "max");
-    for (int j = (int)n + 3; j < c->argc; j++) {
-        if (count != -1 || !arg_is(c, j, "count") || j + 1 >= c->argc) {
-            reply_status(c, ST_SYNTAX);
-            return;
-        }
-        if (!str2ll(c->argv[j + 1], c->argl[j + 1], &count) || count < 1) {
-            reply_error(c, "ERR count should be greater than 0");
-            return;
-        }
-        j++;
-    }
-    for (int k = 2; k < n + 2; k++) {
-        db *d;
-        entry *e = zs_lookup(c, k, 0, &d);
-        if (!e) continue;
-        if (zs_wrong_type(c, e)) return;
-        size_t size = zobj_size(entry_obj(e));
-        size_t take = count < 0 ? 1 : ((unsigned long long)count > size ? size : (size_t)count);
-        reply_array(c, 2);
-        reply_bulk(c, c->argv[k], c->argl[k]);
-        reply_array(c, (long long)take);
-        pop_elements(c, d, k, e, take, max, 1);
-        return;
-    }
+    int n, max;
+    long long count;
+    if (!zs_parse_mpop(c, 1, &n, &max, &count)) return;
+    for (int k = 2; k < n + 2; k++)
+        if (zs_pop_reply(c, k, max, count, 1)) return;
     reply_null_array(c);
 }
 

@@ -125,6 +125,14 @@ void zs_reply_header(cmd_ctx *c, size_t n, int withscores);
 void zs_reply_item(cmd_ctx *c, const zitem *it, int withscores);
 
 /* Sub-family registration (called by zset_register). */
+/* Parses "numkeys key... MIN|MAX [COUNT n]" with numkeys at argv[at]
+ * (ZMPOP, BZMPOP); count -1 when absent. 0 after replying an error. */
+int zs_parse_mpop(cmd_ctx *c, int at, int *nkeys, int *max, long long *count);
+/* Pops from the zset at argv[i]: with_key_many replies ZMPOP's
+ * [key, [[member, score]...]] (count -1 = 1), else BZPOPMIN's
+ * [key, member, score]. 1 replied, 0 key missing (nothing replied), -1
+ * replied WRONGTYPE. */
+int zs_pop_reply(cmd_ctx *c, int i, int max, long long count, int with_key_many);
 void zset_range_register(void);
 void zset_algebra_register(void);
 #endif

@@ -8,6 +8,7 @@
 #include "lib/log.h"
 #include "lib/mem.h"
 #include "server/config.h"
+#include "shard/block.h"
 #include "shard/shard.h"
 #include <errno.h>
 #include <stdio.h>
@@ -128,6 +129,7 @@ void conn_close(conn *c) {
     if (c->closed) return;
     c->closed = 1;
     shard *sh = c->sh;
+    block_conn_closed(c);
     epoll_ctl(sh->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     c->fd = -1;
@@ -170,10 +172,16 @@ void conn_process(conn *c) {
         conn_close(c);
         return;
     }
-    while (!c->closed && !c->waiting && !(c->s.flags & SESS_CLOSE_AFTER_REPLY)) {
+    while (!c->closed && !c->waiting && !c->blocked && !(c->s.flags & SESS_CLOSE_AFTER_REPLY)) {
         if (sh->locked_by) {
             shard_add_pending(sh, c);
             break;
+        }
+        if (c->rerun) { /* a blocked command handed back by the serving shard */
+            struct blocked *b = c->rerun;
+            c->rerun = NULL;
+            block_rerun(&c->s, b);
+            continue;
         }
         int r = resp_parse(&c->rp, &c->qbuf);
         if (r == RESP_MORE) break;
@@ -230,7 +238,7 @@ void conn_on_readable(conn *c) {
         conn_close(c);
         return;
     }
-    if (c->waiting || c->in_pending) return;
+    if (c->waiting || c->blocked || c->in_pending) return;
     conn_process(c);
 }
 

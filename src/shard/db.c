@@ -1,6 +1,8 @@
 /* db.c - see db.h. */
 #include "shard/db.h"
 #include "lib/mem.h"
+#include "shard/block.h"
+#include "shard/lazyfree.h"
 #include "shard/shard.h"
 
 static const type_ops *types[8];
@@ -11,7 +13,11 @@ const type_ops *db_type_ops(int type) { return types[type & 7]; }
 void entry_free(entry *e) {
     if (entry_kind(e) == EK_OBJ) {
         const type_ops *o = types[entry_type(e)];
-        if (o && o->free) o->free(entry_obj(e));
+        void *obj = entry_obj(e);
+        if (o && o->free) {
+            if (o->usage && lazyfree_wanted(o->usage(obj))) lazyfree_obj(o->free, obj);
+            else o->free(obj);
+        }
     }
     zfree(e);
 }
@@ -66,6 +72,17 @@ void db_clear(db *d) {
     d->expire_cursor = 0;
 }
 
+void db_clear_async(db *d) {
+    if (table_size(d->t) == 0) {
+        db_clear(d);
+        return;
+    }
+    lazyfree_table(d->t);
+    d->t = table_create();
+    d->expires = 0;
+    d->expire_cursor = 0;
+}
+
 static void count_expired(db *d) {
     if (d->owner) d->owner->stat_expired++;
 }
@@ -87,9 +104,20 @@ entry *db_find(db *d, const char *key, size_t klen, int64_t now) {
     return l ? *l : NULL;
 }
 
+/* A new list or sorted set may be what blocked clients wait for. */
+static void maybe_signal(db *d, const entry *e) {
+    int t = entry_type(e);
+    if ((t == T_LIST || t == T_ZSET) && d->owner && d->owner->block_waits) {
+        size_t klen;
+        const char *key = (const char *)entry_keyp(e, &klen);
+        block_signal(d, key, klen, t);
+    }
+}
+
 void db_add(db *d, entry *e) {
     if (entry_has_ttl(e)) d->expires++;
     table_insert(d->t, e);
+    maybe_signal(d, e);
 }
 
 void db_replace(db *d, entry **link, entry *n, int keep_obj) {
@@ -97,6 +125,7 @@ void db_replace(db *d, entry **link, entry *n, int keep_obj) {
     d->expires += (size_t)entry_has_ttl(n) - (size_t)entry_has_ttl(old);
     if (keep_obj) zfree(old);
     else entry_free(old);
+    maybe_signal(d, n);
 }
 
 entry *db_take(db *d, entry **link) {

@@ -39,6 +39,8 @@ const type_ops *db_type_ops(int type);
 void db_init(db *d, struct shard *owner, int id);
 void db_free(db *d);
 void db_clear(db *d); /* FLUSHDB */
+/* FLUSHDB ASYNC: the old table is freed in the background (lazyfree.h). */
+void db_clear_async(db *d);
 static inline size_t db_size(const db *d) { return table_size(d->t); }
 
 /* The live entry for key (expired ones are deleted), or NULL. */

@@ -6,6 +6,7 @@
  *              and sends it back as BATCH_DONE.
  *   LOCK       a transaction asks for the receiver's lock; GRANT answers.
  *   UNLOCK     the transaction is over; the receiver runs what waited.
+ *   UNBLOCK    a blocked client of the receiver was served (shard/block.h).
  *   CALL       run fn(arg) on the receiver while the caller holds its lock
  *              (per-shard work of a transaction); answered by CALL_DONE. */
 #ifndef SHOAL_MSG_H
@@ -13,7 +14,7 @@
 #include "lib/buf.h"
 #include <stdint.h>
 
-enum { SM_BATCH, SM_BATCH_DONE, SM_LOCK, SM_GRANT, SM_UNLOCK };
+enum { SM_BATCH, SM_BATCH_DONE, SM_LOCK, SM_GRANT, SM_UNLOCK, SM_UNBLOCK };
 
 struct conn;
 struct slot;
@@ -41,6 +42,8 @@ typedef struct msg {
     buf args, replies;
     /* lock messages */
     struct tx *tx;
+    /* SM_UNBLOCK */
+    struct blocked *blk;
 } msg;
 
 msg *msg_new(int type, int from);

@@ -11,6 +11,8 @@
 #include "lib/mem.h"
 #include "net/conn.h"
 #include "server/config.h"
+#include "shard/block.h"
+#include "shard/lazyfree.h"
 #include "shard/msg.h"
 #include "shard/tx.h"
 #include <arpa/inet.h>
@@ -220,6 +222,7 @@ static void handle(shard *s, msg *m) {
         tx_unlock(s, t);
         break;
     }
+    case SM_UNBLOCK: block_on_message(s, m); break;
     default: msg_free(m); break;
     }
 }
@@ -259,6 +262,10 @@ void shard_cron(shard *s) {
     s->ops_sample_time = now;
     s->ops_sample_cmds = s->stat_commands;
     if (s->locked_by) return;
+    if (now >= s->next_block_sweep) {
+        block_sweep(s);
+        s->next_block_sweep = now + 1000;
+    }
     int ndb = (int)cfg.databases_i;
     int64_t deadline = mono_us() + 1000; /* at most 1 ms of keyspace work per tick */
     for (int d = 0; d < ndb; d++) {
@@ -368,7 +375,10 @@ static void *shard_main(void *arg) {
     while (!stopping) {
         int timeout = 0;
         if (!s->out_dirty && !s->write_head && !(s->pending_head && !s->locked_by)) {
-            int64_t left = s->next_cron - mstime();
+            int64_t now = mstime();
+            int64_t left = s->next_cron - now;
+            int64_t b = block_next_deadline(s);
+            if (b >= 0 && b - now < left) left = b - now;
             timeout = left < 0 ? 0 : (int)left;
             if (nshards > 1 && timeout > 0) {
                 __atomic_store_n(&s->sleeping, 1, __ATOMIC_SEQ_CST);
@@ -397,6 +407,7 @@ static void *shard_main(void *arg) {
             }
         }
         if (nshards > 1) shard_drain_inbox(s);
+        if (s->block_head) block_check_timeouts(s, s->now_ms);
         if (!s->locked_by) shard_run_pending(s);
         if (s->now_ms >= s->next_cron) {
             shard_cron(s);
@@ -411,6 +422,7 @@ static void *shard_main(void *arg) {
 }
 
 int shard_start_all(void) {
+    lazyfree_enable();
     const char *aff = cfg.cpu_affinity_s;
     int cpus[MAX_SHARDS], ncpus = 0;
     if (aff && *aff) {

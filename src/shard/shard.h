@@ -52,10 +52,18 @@ typedef struct shard {
     uint64_t stat_commands, stat_conns, stat_rejected, stat_expired;
     uint64_t stat_hits, stat_misses, stat_net_in, stat_net_out;
     uint64_t stat_remote_batches, stat_tx;
+    uint64_t dirty; /* write commands since the last SAVE (INFO rdb_changes_since_last_save) */
     uint64_t ops_samples[16], ops_sample_cmds;
     int64_t ops_sample_time;
     int ops_idx;
     int64_t next_cron;
+
+    /* blocked clients (shard/block.c) */
+    struct smap *block_waits;          /* key -> wait queue, for keys this shard owns */
+    struct waitq *block_ready;         /* queues whose key just got a value */
+    struct blocked *block_head;        /* this shard's blocked clients by deadline */
+    int block_count;
+    int64_t next_block_sweep;
 } shard;
 
 extern shard *shards[MAX_SHARDS];

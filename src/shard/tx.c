@@ -59,7 +59,7 @@ static void tx_finish(tx *t) {
     }
     shard_flush(sh);
     conn *o = t->owner;
-    t->slot->ready = 1;
+    if (!t->blocked) t->slot->ready = 1;
     o->waiting = NULL;
     o->inflight--;
     if (!o->closed) {

@@ -29,6 +29,7 @@ typedef struct tx {
     int dbid, resp;
     slot *slot;
     session *sess;
+    int blocked; /* the command blocked: its slot waits for the wake-up */
 } tx;
 
 /* Starts a transaction for a command of s over shards ids[0..n) (sorted). */

@@ -1,0 +1,28 @@
+/* lazyfree.h - freeing big values and whole keyspaces off the shard threads.
+ *
+ * DEL, UNLINK, an overwrite or an expiry of a value whose allocation passes
+ * LAZYFREE_BYTES, and FLUSHDB/FLUSHALL ASYNC, do not free on the shard
+ * thread: the shard detaches the value (or the whole table) in O(1) and
+ * queues it for one background thread, so the shard's loop turn stays short
+ * however big the value is (Redis does the same with its lazyfree thread).
+ * The queue is a mutex-guarded list: it is off the request path and holds
+ * only big things. Before the shard threads start (and in the embedded
+ * engine) everything is freed at once. */
+#ifndef SHOAL_LAZYFREE_H
+#define SHOAL_LAZYFREE_H
+#include "core/table.h"
+#include <stddef.h>
+
+#define LAZYFREE_BYTES (64 * 1024)
+
+/* Lets later calls hand work to the background thread (started on first use). */
+void lazyfree_enable(void);
+/* 1 when the value of this type and size should be freed in the background. */
+int lazyfree_wanted(size_t bytes);
+/* Queues free(obj) for the background thread. */
+void lazyfree_obj(void (*free_fn)(void *obj), void *obj);
+/* Queues a whole keyspace table (every entry freed with entry_free). */
+void lazyfree_table(table *t);
+/* Objects and tables queued and not yet freed (INFO lazyfree_pending_objects). */
+long lazyfree_pending(void);
+#endif

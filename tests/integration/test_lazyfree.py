@@ -1,0 +1,72 @@
+"""Freeing big values and whole databases: DEL / UNLINK of large
+collections, FLUSHDB ASYNC and FLUSHALL ASYNC answer at once, the keys are
+gone for every later command, and the memory comes back (shoal frees such
+values on a background thread, as Redis's lazyfree does)."""
+import time
+
+
+def used_memory(r):
+    return int(r.info("memory")["used_memory"])
+
+
+def fill_hash(r, key, n):
+    for start in range(0, n, 5000):
+        r.hset(key, mapping={f"f{i}": f"v{i}" for i in range(start, min(n, start + 5000))})
+
+
+def wait_memory_below(r, limit, timeout=10.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if used_memory(r) < limit:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_unlink_and_del_big_values(r):
+    base = used_memory(r)
+    fill_hash(r, "bighash", 60000)
+    for start in range(0, 60000, 5000):  # small commands: no big query buffers stay behind
+        r.sadd("bigset", *[f"m{i}" for i in range(start, start + 5000)])
+        r.zadd("bigz", {f"z{i}": i for i in range(start, start + 5000)})
+    grown = used_memory(r)
+    assert grown > base + 3_000_000
+    assert r.unlink("bighash", "nokey") == 1
+    assert r.delete("bigset", "bigz") == 2
+    assert r.exists("bighash", "bigset", "bigz") == 0
+    assert r.hget("bighash", "f1") is None
+    # the same names are usable at once
+    r.hset("bighash", "f1", "new")
+    assert r.hgetall("bighash") == {b"f1": b"new"}
+    assert wait_memory_below(r, base + (grown - base) // 4)
+    assert int(r.info("memory")["lazyfree_pending_objects"]) >= 0
+
+
+def test_flush_async(r):
+    r.select(0)
+    base = used_memory(r)
+    for k in range(8):
+        fill_hash(r, f"h{k}", 8000)
+    for start in range(0, 20000, 5000):
+        r.mset({f"s{i}": "x" * 50 for i in range(start, start + 5000)})
+    grown = used_memory(r)
+    assert r.dbsize() == 20008
+    assert r.flushdb(asynchronous=True) is True
+    assert r.dbsize() == 0
+    assert r.get("s1") is None
+    r.set("after", "1")
+    assert r.get("after") == b"1"
+    for k in range(4):
+        fill_hash(r, f"h{k}", 8000)
+    assert r.execute_command("FLUSHALL", "ASYNC") is True
+    assert r.dbsize() == 0
+    assert wait_memory_below(r, base + (grown - base) // 4)
+
+
+def test_flush_mode_errors(r):
+    import pytest
+    import redis
+    with pytest.raises(redis.ResponseError, match="^syntax error$"):
+        r.execute_command("FLUSHALL", "LATER")
+    with pytest.raises(redis.ResponseError, match="^syntax error$"):
+        r.execute_command("FLUSHDB", "ASYNC", "SYNC")
