@@ -18,6 +18,7 @@
  * the key, call it, and store the value back (store_value). A hash that
  * loses its last field deletes its key. */
 #include "cmd/cmd.h"
+#include "cmd/hash.h"
 #include "core/pack.h"
 #include "core/smap.h"
 #include "lib/mem.h"
@@ -677,4 +678,41 @@ static const command rows[] = {
 void hash_register(void) {
     db_register_type(T_HASH, &hash_ops);
     cmd_register(rows, (int)(sizeof rows / sizeof rows[0]));
+}
+
+/* ---- the value API of hash.h (RDB and DUMP) ---- */
+
+size_t hash_value_len(const void *o) { return hash_len(o); }
+
+const pack *hash_value_pack(const void *o) { return is_map(o) ? NULL : as_pack(o); }
+
+void hash_value_foreach(const void *o, hash_pair_fn *fn, void *ud) {
+    hash_iter it;
+    hstr f, v;
+    hash_iter_start(&it, o);
+    while (hash_iter_next(&it, &f, &v)) fn(ud, f.s, f.len, v.s, v.len);
+    hash_iter_stop(&it);
+}
+
+void *hash_value_new(size_t hint) {
+    if ((long long)hint > cfg_get(hash_max_listpack_entries)) return of_map(smap_create(SMAP_BYTES));
+    return pack_create();
+}
+
+int hash_value_add(void **o, const char *f, size_t fl, const char *v, size_t vl) { return hash_set(o, f, fl, v, vl); }
+
+void *hash_value_from_pack(pack *p) {
+    if ((long long)(pack_count(p) / 2) > cfg_get(hash_max_listpack_entries)) return to_map(p);
+    return p;
+}
+
+void hash_value_free(void *o) { hash_free(o); }
+
+const char *hash_value_get(const void *o, const char *f, size_t fl, size_t *vl, char *intbuf) {
+    hstr v;
+    if (!hash_get(o, f, fl, &v)) return NULL;
+    *vl = v.len;
+    if (v.s != v.buf) return v.s;
+    memcpy(intbuf, v.buf, v.len);
+    return intbuf;
 }

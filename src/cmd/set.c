@@ -20,6 +20,7 @@
  * (starting from an empty intset), so OBJECT ENCODING of a stored result is
  * Redis's. Random picks use the executing shard's generator. */
 #include "cmd/cmd.h"
+#include "cmd/set.h"
 #include "core/intset.h"
 #include "core/smap.h"
 #include "lib/mem.h"
@@ -1142,3 +1143,38 @@ void set_register(void) {
     db_register_type(T_SET, &set_ops);
     cmd_register(rows, (int)(sizeof rows / sizeof rows[0]));
 }
+
+/* ---- the value API of set.h (RDB and DUMP) ---- */
+
+size_t set_value_len(const void *o) { return set_size(o); }
+
+const intset *set_value_intset(const void *o) { return is_map(o) ? NULL : o; }
+
+void set_value_foreach(const void *o, void (*fn)(void *ud, const char *m, size_t ml), void *ud) {
+    set_iter it;
+    selem e;
+    set_iter_start(&it, (void *)o);
+    while (set_iter_next(&it, &e)) {
+        size_t n;
+        const char *p = selem_str(&e, &n);
+        fn(ud, p, n);
+    }
+    set_iter_stop(&it);
+}
+
+void *set_value_new(size_t hint) {
+    if (hint > intset_max()) return tag_map(smap_create(SMAP_SET));
+    return intset_create();
+}
+
+int set_value_add(void **o, const char *m, size_t ml) {
+    selem e;
+    int added;
+    selem_bytes(&e, m, ml);
+    *o = set_add(*o, &e, &added);
+    return added;
+}
+
+void *set_value_from_intset(intset *is) { return intset_len(is) > intset_max() ? set_to_map(is) : is; }
+
+void set_value_free(void *o) { set_free(o); }
