@@ -5,11 +5,12 @@
  * writes it. INFO is CMD_ALLSHARDS: it runs under a lock of every shard, so
  * the per-shard counters it sums are read while their shards are held.
  * Besides Redis's sections there is shoal's "shards": a line per shard. */
+#include "shard/lazyfree.h"
 #include "cmd/info.h"
 #include "cmd/cmd.h"
+#include "cmd/persist.h"
 #include "lib/clock.h"
 #include "lib/mem.h"
-#include "shard/lazyfree.h"
 #include "server/config.h"
 #include "server/engine.h"
 #include "shard/shard.h"
@@ -98,13 +99,7 @@ static void sec_memory(buf *o, const info_src *src) {
         buf_printf(o, "shard%d_used_memory:%lld\r\n", src->ids[i], (long long)mem_used_slot(src->ids[i] + 1));
 }
 
-static void sec_persistence(buf *o, const info_src *src) {
-    buf_printf(o,
-               "loading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\n"
-               "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:ok\r\naof_enabled:0\r\n"
-               "aof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_write_status:ok\r\n",
-               (long long)(engine_start_time_ms() / 1000));
-}
+static void sec_persistence(buf *o, const info_src *src) { persist_info(o, src->ids, src->n); }
 
 static void sec_stats(buf *o, const info_src *src) {
     uint64_t cmds = 0, conns = 0, rej = 0, exp = 0, hits = 0, miss = 0, nin = 0, nout = 0, ops = 0;

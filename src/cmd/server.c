@@ -7,6 +7,7 @@
  * string that a concurrent SET frees. DEBUG SLEEP holds every shard too, so
  * it stalls the whole server as it does in Redis. */
 #include "cmd/cmd.h"
+#include "cmd/persist.h"
 #include "cmd/info.h"
 #include "lib/clock.h"
 #include "lib/mem.h"
@@ -195,7 +196,7 @@ static int debug_allowed(cmd_ctx *c) {
     return 0;
 }
 
-/* DEBUG SLEEP seconds | DEBUG HELP */
+/* DEBUG SLEEP seconds | DEBUG RELOAD [NOSAVE] [NOFLUSH] | DEBUG HELP */
 static void debug_cmd(cmd_ctx *c) {
     if (!debug_allowed(c)) return;
     if (arg_is(c, 1, "sleep") && c->argc == 3) {
@@ -211,9 +212,15 @@ static void debug_cmd(cmd_ctx *c) {
         reply_ok(c);
         return;
     }
+    if (arg_is(c, 1, "reload")) {
+        persist_debug_reload(c);
+        return;
+    }
     if (arg_is(c, 1, "help") && c->argc == 2) {
         static const char *const lines[] = {
             "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "RELOAD [NOSAVE] [NOFLUSH]",
+            "    Save the RDB on disk and reload it back to memory.",
             "SLEEP <seconds>",
             "    Stop the server for <seconds>. Decimals allowed.",
             "HELP",

@@ -5,6 +5,7 @@
 #include "lib/mem.h"
 #include "lib/util.h"
 #include "lib/clock.h"
+#include "persist/rdb.h"
 #include "server/config.h"
 #include "server/listen.h"
 #include "server/engine.h"
@@ -15,6 +16,21 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Loads dir/dbfilename (the process is in dir) into the shards before
+ * they start, one loader thread per shard. -1 (logged) on a bad file. */
+static int load_data(int n) {
+    char err[512];
+    rdb_load_stats st;
+    if (access(cfg.dbfilename_s, F_OK) != 0) return 0;
+    if (rdb_load(cfg.dbfilename_s, n, mstime(), &st, err, sizeof err) < 0) {
+        log_msg(LOG_WARNING, "%s", err);
+        return -1;
+    }
+    log_msg(LOG_NOTICE, "Done loading RDB, keys loaded: %zu, keys expired: %zu.", st.keys, st.expired);
+    log_msg(LOG_NOTICE, "DB loaded from disk: %.3f seconds", st.seconds);
+    return 0;
+}
 
 int main(int argc, char **argv) {
     if (argc >= 2 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--version"))) {
@@ -68,6 +84,7 @@ int main(int argc, char **argv) {
     }
     log_msg(LOG_NOTICE, "shoal %s (redis_version 7.0.15 compatible) starting, pid=%d, %d shard%s", SHOAL_VERSION,
             (int)getpid(), n, n == 1 ? "" : "s");
+    if (load_data(n) < 0) return 1;
     if (shard_start_all() < 0) {
         log_msg(LOG_WARNING, "cannot start shard threads");
         return 1;
