@@ -1,7 +1,9 @@
 /* dispatch.c - see dispatch.h. */
 #include "cmd/dispatch.h"
+#include "cmd/persist.h"
 #include "lib/clock.h"
 #include "lib/mem.h"
+#include "persist/snapshot.h"
 #include "shard/block.h"
 #include "shard/msg.h"
 #include "shard/shard.h"
@@ -55,8 +57,9 @@ void exec_command(cmd_ctx *c) {
     shard *sh = c->sh;
     sh->now_ms = mstime();
     sh->stat_commands++;
+    if ((c->cmd->flags & CMD_WRITE) && __atomic_load_n(&snap_parts_running, __ATOMIC_RELAXED)) snap_touch_command(c);
     c->cmd->proc(c);
-    if (c->cmd->flags & CMD_WRITE) sh->dirty++;
+    if (c->cmd->flags & CMD_WRITE) __atomic_store_n(&sh->dirty, sh->dirty + 1, __ATOMIC_RELAXED);
     if (sh->block_ready || c->tx) block_serve_ready(c);
 }
 
@@ -98,6 +101,13 @@ void dispatch_command(session *s, int argc, const char **argv, const size_t *arg
     buf scratch = {0};
     if (!cmd) {
         resp_error(discard ? &scratch : session_reply_buf(s), err);
+        buf_free(&scratch);
+        s->flags &= ~SESS_REPLY_SKIP;
+        return;
+    }
+    if (__builtin_expect(!__atomic_load_n(&snap_last_ok, __ATOMIC_RELAXED), 0) && persist_misconf() &&
+        ((cmd->flags & CMD_WRITE) || !strcmp(cmd->name, "ping"))) {
+        resp_error(discard ? &scratch : session_reply_buf(s), MISCONF_ERR);
         buf_free(&scratch);
         s->flags &= ~SESS_REPLY_SKIP;
         return;

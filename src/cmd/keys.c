@@ -9,6 +9,8 @@
  * the cursor carries the shard index (scan_route), and each call walks only
  * that shard's table. */
 #include "cmd/cmd.h"
+#include "cmd/persist.h"
+#include "persist/snapshot.h"
 #include "lib/mem.h"
 #include "server/config.h"
 #include "shard/shard.h"
@@ -58,10 +60,14 @@ static void flushall_cmd(cmd_ctx *c) {
     int async = flush_mode(c, 1);
     if (async < 0) return;
     int ids[MAX_SHARDS], n = ctx_shards(c, ids);
+    int saving = snap_running();
+    if (saving) snap_abort(); /* as Redis, which kills its saving child */
     for (int i = 0; i < n; i++) {
         shard *s = shards[ids[i]];
         for (int d = 0; s->dbs && d < (int)cfg.databases_i; d++) (async ? db_clear_async : db_clear)(&s->dbs[d]);
     }
+    if (saving) snap_drop_parts(ids, n);
+    if (cfg.save_s && *cfg.save_s) persist_save(c); /* the empty dataset replaces the file, as Redis's */
     reply_ok(c);
 }
 

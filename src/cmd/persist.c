@@ -13,48 +13,132 @@
 #include "server/config.h"
 #include "server/engine.h"
 #include "shard/shard.h"
+
+static int64_t last_save(void) {
+    int64_t t = __atomic_load_n(&rdb_last_save_time, __ATOMIC_RELAXED);
+    return t ? t : engine_start_time_ms() / 1000;
+}
+#include "persist/snapshot.h"
+#include "shard/tx.h"
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
-typedef struct save_ctx {
-    cmd_ctx *c;
-    int ids[MAX_SHARDS];
-    int n;
-} save_ctx;
+int shutdown_saved;
 
-static db *save_db(void *ud, int s, int dbid) {
-    save_ctx *x = ud;
-    return ctx_shard_db(x->c, x->ids[s], dbid);
+static db *shard_db(void *ud, int s, int dbid) {
+    const int *ids = ud;
+    return &shards[ids[s]]->dbs[dbid];
 }
 
-int persist_save(cmd_ctx *c) {
-    save_ctx x = {.c = c};
-    x.n = ctx_shards(c, x.ids);
+int persist_save_shards(const int *ids, int n, int64_t now_ms) {
     char err[512];
     int64_t t0 = mono_us();
-    if (rdb_save(cfg.dbfilename_s, x.n, save_db, &x, ctx_now(c), err, sizeof err) < 0) {
+    __atomic_add_fetch(&rdb_saves, 1, __ATOMIC_RELAXED);
+    uint64_t at[MAX_SHARDS];
+    for (int i = 0; i < n; i++) at[i] = shards[ids[i]]->dirty;
+    if (rdb_save(cfg.dbfilename_s, n, shard_db, (void *)ids, now_ms, err, sizeof err) < 0) {
         log_msg(LOG_WARNING, "%s", err);
-        rdb_last_save_ok = 0;
+        __atomic_store_n(&snap_last_ok, 0, __ATOMIC_RELAXED);
         return -1;
     }
-    for (int i = 0; i < x.n; i++)
-        shards[x.ids[i]]->dirty = 0;
-    rdb_last_save_time = mstime() / 1000;
-    rdb_last_save_ok = 1;
-    rdb_saves++;
+    for (int i = 0; i < n; i++) __atomic_store_n(&shards[ids[i]]->dirty_saved, at[i], __ATOMIC_RELAXED);
+    __atomic_store_n(&rdb_last_save_time, mstime() / 1000, __ATOMIC_RELAXED);
+    __atomic_store_n(&snap_last_ok, 1, __ATOMIC_RELAXED);
     log_msg(LOG_NOTICE, "DB saved on disk (%.3f seconds)", (double)(mono_us() - t0) / 1e6);
     return 0;
 }
 
+int persist_save(cmd_ctx *c) {
+    int ids[MAX_SHARDS], n = ctx_shards(c, ids);
+    return persist_save_shards(ids, n, ctx_now(c));
+}
+
 /* SAVE */
 static void save_cmd(cmd_ctx *c) {
+    if (snap_running()) {
+        reply_error(c, "ERR Background save already in progress");
+        return;
+    }
     if (persist_save(c) < 0)
         reply_error(c, "ERR");
     else
         reply_ok(c);
 }
 
-static int64_t last_save(void) { return rdb_last_save_time ? rdb_last_save_time : engine_start_time_ms() / 1000; }
+/* Starts a background save under the lock of every shard; 0 ok. */
+static int start_bgsave(cmd_ctx *c) {
+    int ids[MAX_SHARDS], n = ctx_shards(c, ids);
+    char err[512];
+    if (snap_start(ids, n, cfg.dbfilename_s, ctx_now(c), err, sizeof err) < 0) {
+        log_msg(LOG_WARNING, "%s", err);
+        return -1;
+    }
+    if (!shards_running) snap_run_inline(); /* the embedded engine has no loops to walk in */
+    return 0;
+}
+
+/* BGSAVE [SCHEDULE] */
+static void bgsave_cmd(cmd_ctx *c) {
+    if (c->argc > 2 || (c->argc == 2 && !arg_is(c, 1, "schedule"))) {
+        reply_status(c, ST_SYNTAX);
+        return;
+    }
+    if (snap_running()) {
+        reply_error(c, "ERR Background save already in progress");
+        return;
+    }
+    if (start_bgsave(c) < 0)
+        reply_error(c, "ERR");
+    else
+        reply_simple(c, "Background saving started");
+}
+
+/* The save rules ("3600 1 300 100"): whether one holds now. */
+static int save_rule_due(uint64_t changes, int64_t since_s) {
+    const char *p = cfg.save_s;
+    while (p && *p) {
+        char *end;
+        long long secs = strtoll(p, &end, 10);
+        if (end == p) break;
+        long long need = strtoll(end, &end, 10);
+        if ((long long)changes >= need && since_s > secs) return 1;
+        p = end;
+    }
+    return 0;
+}
+
+int persist_misconf(void) {
+    return cfg_get(stop_writes_on_bgsave_error) && cfg.save_s && *cfg.save_s &&
+           !__atomic_load_n(&snap_last_ok, __ATOMIC_RELAXED);
+}
+
+static uint64_t changes_since_save(const int *ids, int n) {
+    uint64_t d = 0;
+    for (int i = 0; i < n; i++) {
+        shard *sh = shards[ids[i]];
+        d += __atomic_load_n(&sh->dirty, __ATOMIC_RELAXED) - __atomic_load_n(&sh->dirty_saved, __ATOMIC_RELAXED);
+    }
+    return d;
+}
+
+#define BGSAVE_RETRY_MS 5000 /* after a failed save, as Redis's CONFIG_BGSAVE_RETRY_DELAY */
+
+void persist_cron(shard *sh) {
+    if (sh->id != 0 || !cfg.save_s || !*cfg.save_s || snap_running()) return;
+    int ids[MAX_SHARDS];
+    for (int i = 0; i < nshards; i++) ids[i] = i;
+    uint64_t changes = changes_since_save(ids, nshards);
+    int64_t since = sh->now_ms / 1000 - last_save();
+    if (!changes || !save_rule_due(changes, since)) return;
+    if (!__atomic_load_n(&snap_last_ok, __ATOMIC_RELAXED) &&
+        sh->now_ms - __atomic_load_n(&snap_last_try_ms, __ATOMIC_RELAXED) <= BGSAVE_RETRY_MS)
+        return;
+    log_msg(LOG_NOTICE, "%llu changes in %lld seconds. Saving...", (unsigned long long)changes, (long long)since);
+    static const char *argv[] = {"bgsave"};
+    static const size_t argl[] = {6};
+    tx_begin_internal(sh, cmd_lookup("bgsave", 6), 1, argv, argl);
+}
 
 /* LASTSAVE */
 static void lastsave_cmd(cmd_ctx *c) { reply_int(c, last_save()); }
@@ -188,22 +272,27 @@ void persist_debug_reload(cmd_ctx *c) {
 }
 
 void persist_info(buf *o, const int *ids, int n) {
-    uint64_t dirty = 0;
-    for (int i = 0; i < n; i++)
-        dirty += shards[ids[i]]->dirty;
+    int running = snap_running();
+    int64_t now = mstime();
     buf_printf(o,
                "loading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\n"
-               "current_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\n"
-               "current_save_keys_total:0\r\nrdb_changes_since_last_save:%llu\r\nrdb_bgsave_in_progress:0\r\n"
-               "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:%s\r\nrdb_last_bgsave_time_sec:-1\r\n"
-               "rdb_current_bgsave_time_sec:-1\r\nrdb_saves:%llu\r\nrdb_last_cow_size:0\r\n"
+               "current_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:%llu\r\n"
+               "current_save_keys_total:%llu\r\nrdb_changes_since_last_save:%llu\r\nrdb_bgsave_in_progress:%d\r\n"
+               "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:%s\r\nrdb_last_bgsave_time_sec:%lld\r\n"
+               "rdb_current_bgsave_time_sec:%lld\r\nrdb_saves:%llu\r\nrdb_last_cow_size:0\r\n"
                "rdb_last_load_keys_expired:%zu\r\nrdb_last_load_keys_loaded:%zu\r\naof_enabled:0\r\n"
                "aof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\n"
                "aof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\n"
                "aof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\n"
                "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
-               (unsigned long long)dirty, (long long)last_save(), rdb_last_save_ok ? "ok" : "err",
-               (unsigned long long)rdb_saves, rdb_last_load_expired, rdb_last_load_keys);
+               running ? (unsigned long long)__atomic_load_n(&snap_keys_done, __ATOMIC_RELAXED) : 0ull,
+               running ? (unsigned long long)__atomic_load_n(&snap_keys_total, __ATOMIC_RELAXED) : 0ull,
+               (unsigned long long)changes_since_save(ids, n), running, (long long)last_save(),
+               __atomic_load_n(&snap_last_ok, __ATOMIC_RELAXED) ? "ok" : "err",
+               (long long)__atomic_load_n(&snap_last_seconds, __ATOMIC_RELAXED),
+               running ? (long long)(now - __atomic_load_n(&snap_started_ms, __ATOMIC_RELAXED)) / 1000 : -1LL,
+               (unsigned long long)__atomic_load_n(&rdb_saves, __ATOMIC_RELAXED), rdb_last_load_expired,
+               rdb_last_load_keys);
 }
 
 #define KEY1 .first = 1, .last = 1, .step = 1
@@ -216,6 +305,14 @@ static const command rows[] = {
      .since = "1.0.0",
      .acl = "admin slow dangerous",
      .summary = "Synchronously save the dataset to disk"},
+    {.name = "bgsave",
+     .proc = bgsave_cmd,
+     .arity = -1,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_ALLSHARDS,
+     .group = "server",
+     .since = "1.0.0",
+     .acl = "admin slow dangerous",
+     .summary = "Asynchronously save the dataset to disk"},
     {.name = "lastsave",
      .proc = lastsave_cmd,
      .arity = 1,

@@ -10,6 +10,8 @@
 #include "cmd/persist.h"
 #include "cmd/info.h"
 #include "lib/clock.h"
+#include "lib/log.h"
+#include "persist/snapshot.h"
 #include "lib/mem.h"
 #include "net/conn.h"
 #include "server/config.h"
@@ -176,7 +178,20 @@ static void shutdown_cmd(cmd_ctx *c) {
         reply_error(c, "ERR No shutdown in progress.");
         return;
     }
+    if (save || (!nosave && cfg.save_s && *cfg.save_s)) {
+        if (snap_running()) {
+            log_msg(LOG_WARNING, "There is a background save in progress. Aborting it!");
+            snap_abort();
+        }
+        log_msg(LOG_NOTICE, "Saving the final RDB snapshot before exiting.");
+        if (persist_save(c) < 0) {
+            log_msg(LOG_WARNING, "Error trying to save the DB, can't exit.");
+            reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
+            return;
+        }
+    }
     /* No reply, as Redis: main() exits on SIGTERM and the socket closes. */
+    __atomic_store_n(&shutdown_saved, 1, __ATOMIC_RELEASE);
     kill(getpid(), SIGTERM);
 }
 
@@ -298,7 +313,7 @@ static const command rows[] = {
     {.name = "shutdown",
      .proc = shutdown_cmd,
      .arity = -1,
-     .flags = ADM | CMD_ALLOWBUSY | CMD_SESSION,
+     .flags = ADM | CMD_ALLOWBUSY | CMD_ALLSHARDS, /* the final save holds every shard */
      .group = "server",
      .since = "1.0.0",
      .acl = ADMIN_ACL,

@@ -5,7 +5,7 @@
  *   | next   | info | lru[3] | [expire ms] | klen (v)  | key  | value   |
  *   +--------+------+--------+-------------+-----------+------+---------+
  *   next: chain link inside a table bucket; info: type (3 bits), value kind
- *   (2 bits), has-expire (1 bit); lru: 24-bit seconds clock of last access;
+ *   (2 bits), has-expire (1 bit), snapshot mark (1 bit, persist/snapshot.h); lru: 24-bit seconds clock of last access;
  *   expire: present only when the has-expire bit is set (8 bytes, ms since
  *   the epoch); klen: LEB128 varint; value by kind:
  *     EK_RAW / EK_EMB   vlen (varint) + bytes   (EMB reports "embstr")
@@ -33,6 +33,7 @@ typedef struct entry {
 } entry;
 
 #define ENTRY_HAS_TTL 0x20
+#define ENTRY_SNAP 0x40
 
 static inline int entry_type(const entry *e) { return e->info & 7; }
 static inline int entry_kind(const entry *e) { return (e->info >> 3) & 3; }

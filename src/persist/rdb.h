@@ -77,6 +77,32 @@ int rdb_undump(const char *p, size_t n, const char *key, size_t klen, int64_t tt
 
 /* ---- files ---- */
 
+/* Pieces of a file, for writers that assemble one from chunks (the
+ * fork-free snapshot, persist/snapshot.h). A file is the header, then
+ * SELECTDB + keys (SELECTDB may repeat, in any order), then the trailer
+ * that rdb_file_commit adds. */
+void rdb_put_header(buf *o, int64_t now_ms);
+void rdb_put_selectdb(buf *o, int dbid);
+/* One key; 0 (nothing written) when it expired before now_ms. */
+int rdb_put_key(buf *o, const entry *e, int64_t now_ms, int lru);
+/* Whether files carry IDLE opcodes (an LRU maxmemory-policy). */
+int rdb_lru_wanted(void);
+
+/* A file being written: bytes go out as they come, CRC64 kept. */
+typedef struct rdb_file {
+    int fd;
+    int failed; /* errno of the first failure */
+    uint64_t crc;
+    uint64_t written;
+    char tmp[64];
+} rdb_file;
+int rdb_file_open(rdb_file *f, const char *tmp, char *err, size_t errlen);
+void rdb_file_write(rdb_file *f, const void *p, size_t n);
+/* EOF and checksum, fsync, close, rename to path; on any failure the temp
+ * file is removed, the old file stays and err says why (-1). */
+int rdb_file_commit(rdb_file *f, const char *path, char *err, size_t errlen);
+void rdb_file_abandon(rdb_file *f);
+
 /* Database `dbid` of shard `s` for the saver. */
 typedef db *rdb_db_fn(void *ud, int s, int dbid);
 
@@ -102,7 +128,6 @@ int rdb_load_mem(const uint8_t *p, size_t n, int only, int64_t now_ms, rdb_load_
 
 /* Server-wide persistence state for LASTSAVE and INFO. */
 extern int64_t rdb_last_save_time; /* unix seconds */
-extern int rdb_last_save_ok;
 extern uint64_t rdb_saves;
 extern size_t rdb_last_load_keys, rdb_last_load_expired;
 /* Value types and encodings of the file format, as Redis numbers them. */

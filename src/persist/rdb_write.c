@@ -26,7 +26,6 @@
 #include <unistd.h>
 
 int64_t rdb_last_save_time;
-int rdb_last_save_ok = 1;
 uint64_t rdb_saves;
 size_t rdb_last_load_keys, rdb_last_load_expired;
 
@@ -262,33 +261,6 @@ void rdb_dump(buf *out, const entry *e) {
 
 /* ---- files ---- */
 
-typedef struct writer {
-    int fd;
-    buf b;
-    uint64_t crc;
-    int failed;
-    int64_t now;
-    int lru; /* write IDLE opcodes (an LRU maxmemory-policy) */
-} writer;
-
-static void w_flush(writer *w) {
-    size_t off = 0;
-    w->crc = crc64(w->crc, w->b.p, w->b.len);
-    while (!w->failed && off < w->b.len) {
-        ssize_t k = write(w->fd, w->b.p + off, w->b.len - off);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0)
-            w->failed = errno ? errno : EIO;
-        else
-            off += (size_t)k;
-    }
-    w->b.len = 0;
-}
-
-static void w_maybe_flush(writer *w) {
-    if (w->b.len >= (1u << 20)) w_flush(w);
-}
-
 static void put_aux(buf *o, const char *k, const char *v) {
     put_byte(o, OP_AUX);
     put_str(o, k, strlen(k));
@@ -301,25 +273,115 @@ static void put_aux_int(buf *o, const char *k, int64_t v) {
     put_ll_str(o, v);
 }
 
-static void write_key(void *ud, entry *e) {
-    writer *w = ud;
+void rdb_put_header(buf *o, int64_t now_ms) {
+    char hdr[16];
+    snprintf(hdr, sizeof hdr, "REDIS%04d", RDB_VERSION);
+    buf_add(o, hdr, 9);
+    put_aux(o, "redis-ver", "7.0.15");
+    put_aux_int(o, "redis-bits", 64);
+    put_aux_int(o, "ctime", now_ms / 1000);
+    put_aux_int(o, "used-mem", (int64_t)mem_used());
+    put_aux_int(o, "aof-base", 0);
+}
+
+void rdb_put_selectdb(buf *o, int dbid) {
+    put_byte(o, OP_SELECTDB);
+    put_len(o, (uint64_t)dbid);
+}
+
+int rdb_put_key(buf *o, const entry *e, int64_t now_ms, int lru) {
     int64_t exp = entry_expire(e);
-    if (exp >= 0 && exp < w->now) return;
+    if (exp >= 0 && exp < now_ms) return 0;
     if (exp >= 0) {
-        put_byte(&w->b, OP_EXPIRETIME_MS);
-        buf_add(&w->b, &exp, 8);
+        put_byte(o, OP_EXPIRETIME_MS);
+        buf_add(o, &exp, 8);
     }
-    if (w->lru) {
-        uint32_t clock = (uint32_t)(w->now / 1000) & LRU_CLOCK_MAX, then = entry_lru(e);
-        put_byte(&w->b, OP_IDLE);
-        put_len(&w->b, clock >= then ? clock - then : clock + (LRU_CLOCK_MAX - then));
+    if (lru) {
+        uint32_t clock = (uint32_t)(now_ms / 1000) & LRU_CLOCK_MAX, then = entry_lru(e);
+        put_byte(o, OP_IDLE);
+        put_len(o, clock >= then ? clock - then : clock + (LRU_CLOCK_MAX - then));
     }
     size_t klen;
     const char *key = (const char *)entry_keyp(e, &klen);
-    put_byte(&w->b, value_type(e));
-    put_str(&w->b, key, klen);
-    put_body(&w->b, e);
-    w_maybe_flush(w);
+    put_byte(o, value_type(e));
+    put_str(o, key, klen);
+    put_body(o, e);
+    return 1;
+}
+
+int rdb_lru_wanted(void) {
+    const char *pol = cfg.maxmemory_policy_s;
+    return pol && strstr(pol, "lru") != NULL;
+}
+
+int rdb_file_open(rdb_file *f, const char *tmp, char *err, size_t errlen) {
+    memset(f, 0, sizeof *f);
+    snprintf(f->tmp, sizeof f->tmp, "%s", tmp);
+    f->fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (f->fd < 0) {
+        char cwd[1024];
+        snprintf(err, errlen, "Failed opening the temp RDB file %s (in server root dir %s) for saving: %s", tmp,
+                 getcwd(cwd, sizeof cwd) ? cwd : "unknown", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void rdb_file_write(rdb_file *f, const void *p, size_t n) {
+    const char *c = p;
+    size_t off = 0;
+    f->crc = crc64(f->crc, p, n);
+    while (!f->failed && off < n) {
+        ssize_t k = write(f->fd, c + off, n - off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0)
+            f->failed = k < 0 && errno ? errno : ENOSPC;
+        else
+            off += (size_t)k;
+    }
+    f->written += n;
+}
+
+int rdb_file_commit(rdb_file *f, const char *path, char *err, size_t errlen) {
+    uint8_t eof = OP_EOF;
+    rdb_file_write(f, &eof, 1);
+    uint64_t crc = cfg_get(rdbchecksum) ? f->crc : 0;
+    rdb_file_write(f, &crc, 8);
+    if (!f->failed && fsync(f->fd) < 0) f->failed = errno;
+    if (close(f->fd) < 0 && !f->failed) f->failed = errno;
+    f->fd = -1;
+    if (!f->failed && rename(f->tmp, path) < 0) f->failed = errno;
+    if (f->failed) {
+        snprintf(err, errlen, "Write error saving DB on disk: %s", strerror(f->failed));
+        unlink(f->tmp);
+        return -1;
+    }
+    return 0;
+}
+
+void rdb_file_abandon(rdb_file *f) {
+    if (f->fd >= 0) close(f->fd);
+    f->fd = -1;
+    unlink(f->tmp);
+}
+
+/* SAVE: the whole dataset from the calling thread, through a 1 MB buffer. */
+typedef struct writer {
+    rdb_file f;
+    buf b;
+    int64_t now;
+    int lru;
+} writer;
+
+static void w_flush(writer *w) {
+    rdb_file_write(&w->f, w->b.p, w->b.len);
+    w->b.len = 0;
+}
+
+static void write_key(void *ud, entry *e) {
+    writer *w = ud;
+    rdb_put_key(&w->b, e, w->now, w->lru);
+    if (w->b.len >= (1u << 20)) w_flush(w);
 }
 
 static void write_db(writer *w, int dbid, int nsh, rdb_db_fn *get, void *ud) {
@@ -330,60 +392,28 @@ static void write_db(writer *w, int dbid, int nsh, rdb_db_fn *get, void *ud) {
         expires += d->expires;
     }
     if (!keys) return;
-    put_byte(&w->b, OP_SELECTDB);
-    put_len(&w->b, (uint64_t)dbid);
+    rdb_put_selectdb(&w->b, dbid);
     put_byte(&w->b, OP_RESIZEDB);
     put_len(&w->b, keys);
     put_len(&w->b, expires);
-    for (int s = 0; s < nsh && !w->failed; s++) {
+    for (int s = 0; s < nsh && !w->f.failed; s++) {
         db *d = get(ud, s, dbid);
         uint64_t cur = 0;
         do
             cur = table_scan(d->t, cur, write_key, w);
-        while (cur && !w->failed);
+        while (cur && !w->f.failed);
     }
-}
-
-static void write_all(writer *w, int nsh, rdb_db_fn *get, void *ud) {
-    char hdr[16];
-    snprintf(hdr, sizeof hdr, "REDIS%04d", RDB_VERSION);
-    buf_add(&w->b, hdr, 9);
-    put_aux(&w->b, "redis-ver", "7.0.15");
-    put_aux_int(&w->b, "redis-bits", 64);
-    put_aux_int(&w->b, "ctime", w->now / 1000);
-    put_aux_int(&w->b, "used-mem", mem_used());
-    put_aux_int(&w->b, "aof-base", 0);
-    for (int d = 0; d < (int)cfg.databases_i && !w->failed; d++)
-        write_db(w, d, nsh, get, ud);
-    put_byte(&w->b, OP_EOF);
-    w_flush(w);
-    uint64_t crc = cfg_get(rdbchecksum) ? w->crc : 0;
-    buf_add(&w->b, &crc, 8);
-    w_flush(w);
 }
 
 int rdb_save(const char *path, int nsh, rdb_db_fn *get, void *ud, int64_t now_ms, char *err, size_t errlen) {
     char tmp[64];
     snprintf(tmp, sizeof tmp, "temp-%d.rdb", (int)getpid());
-    writer w = {.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), .now = now_ms};
-    if (w.fd < 0) {
-        char cwd[1024];
-        snprintf(err, errlen, "Failed opening the temp RDB file %s (in server root dir %s) for saving: %s", tmp,
-                 getcwd(cwd, sizeof cwd) ? cwd : "unknown", strerror(errno));
-        return -1;
-    }
-    const char *pol = cfg.maxmemory_policy_s;
-    w.lru = pol && strstr(pol, "lru") != NULL;
-    errno = 0;
-    write_all(&w, nsh, get, ud);
+    writer w = {.now = now_ms, .lru = rdb_lru_wanted()};
+    if (rdb_file_open(&w.f, tmp, err, errlen) < 0) return -1;
+    rdb_put_header(&w.b, now_ms);
+    for (int d = 0; d < (int)cfg.databases_i && !w.f.failed; d++)
+        write_db(&w, d, nsh, get, ud);
+    w_flush(&w);
     buf_free(&w.b);
-    if (!w.failed && fsync(w.fd) < 0) w.failed = errno;
-    if (close(w.fd) < 0 && !w.failed) w.failed = errno;
-    if (!w.failed && rename(tmp, path) < 0) w.failed = errno;
-    if (w.failed) {
-        snprintf(err, errlen, "Write error saving DB on disk: %s", strerror(w.failed));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    return rdb_file_commit(&w.f, path, err, errlen);
 }

@@ -33,6 +33,8 @@ enum { CFG_IMMUTABLE = 0, CFG_MUTABLE = 1, CFG_PROTECTED = 2 /* only with enable
     X("dbfilename", dbfilename, CT_STR, "dump.rdb", 0, 0, 2)                                                           \
     X("rdbcompression", rdbcompression, CT_BOOL, "yes", 0, 0, 1)                                                       \
     X("rdbchecksum", rdbchecksum, CT_BOOL, "yes", 0, 0, 1)                                                             \
+    X("stop-writes-on-bgsave-error", stop_writes_on_bgsave_error, CT_BOOL, "yes", 0, 0, 1)                             \
+    X("rdb-key-save-delay", rdb_key_save_delay, CT_INT, "0", INT32_MIN, INT32_MAX, 1)                                 \
     X("proto-max-bulk-len", proto_max_bulk_len, CT_MEM, "512mb", 1024 * 1024, INT64_MAX, 1)                            \
     X("client-query-buffer-limit", client_query_buffer_limit, CT_MEM, "1gb", 1024 * 1024, INT64_MAX, 1)                \
     X("client-output-buffer-limit", client_output_buffer_limit, CT_SPECIAL,                                            \

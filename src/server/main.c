@@ -5,7 +5,9 @@
 #include "lib/mem.h"
 #include "lib/util.h"
 #include "lib/clock.h"
+#include "cmd/persist.h"
 #include "persist/rdb.h"
+#include "persist/snapshot.h"
 #include "server/config.h"
 #include "server/listen.h"
 #include "server/engine.h"
@@ -92,9 +94,23 @@ int main(int argc, char **argv) {
     log_msg(LOG_NOTICE, "Ready to accept connections tcp on port %lld", (long long)cfg.port_i);
     int sig = 0;
     sigwait(&set, &sig);
-    log_msg(LOG_NOTICE, "Received %s, scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    int by_command = __atomic_load_n(&shutdown_saved, __ATOMIC_ACQUIRE);
+    if (!by_command)
+        log_msg(LOG_NOTICE, "Received %s, scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
     listen_close_all();
+    shard_stop_all();
+    snap_abort(); /* a background save still running: its temp file goes */
+    int rc = 0;
+    if (!by_command && cfg.save_s && *cfg.save_s) {
+        log_msg(LOG_NOTICE, "Saving the final RDB snapshot before exiting.");
+        int ids[MAX_SHARDS];
+        for (int i = 0; i < n; i++) ids[i] = i;
+        if (persist_save_shards(ids, n, mstime()) < 0) {
+            log_msg(LOG_WARNING, "Error trying to save the DB.");
+            rc = 1;
+        }
+    }
     if (cfg.pidfile_s && *cfg.pidfile_s) unlink(cfg.pidfile_s);
     log_msg(LOG_NOTICE, "shoal is now ready to exit, bye bye...");
-    _exit(0);
+    _exit(rc);
 }

@@ -3,6 +3,7 @@
 #include "cmd/dispatch.h"
 #include "core/smap.h"
 #include "lib/mem.h"
+#include "persist/snapshot.h"
 #include "net/conn.h"
 #include "shard/msg.h"
 #include "shard/shard.h"
@@ -352,6 +353,7 @@ static int serve_one(cmd_ctx *outer, blocked *b, waiter *w) {
     b->reply.len = 0;
     cmd_ctx sc = {.sh = outer->sh, .tx = outer->tx, .cmd = b->cmd, .argc = b->argc, .argv = b->argv,
                   .argl = b->argl, .dbid = b->dbid, .resp = b->resp, .out = &b->reply, .serve_key = w->argi};
+    if (__atomic_load_n(&snap_parts_running, __ATOMIC_RELAXED)) snap_touch_command(&sc);
     b->cmd->proc(&sc);
     if (sc.serve_home) {
         b->reply.len = 0;

@@ -1,6 +1,7 @@
 /* db.c - see db.h. */
 #include "shard/db.h"
 #include "lib/mem.h"
+#include "persist/snapshot.h"
 #include "shard/block.h"
 #include "shard/lazyfree.h"
 #include "shard/shard.h"
@@ -66,7 +67,7 @@ void db_init(db *d, struct shard *owner, int id) {
 void db_free(db *d) { table_destroy(&d->t, entry_free); }
 
 void db_clear(db *d) {
-    table_destroy(&d->t, entry_free);
+    if (!snap_adopt_table(d)) table_destroy(&d->t, entry_free);
     d->t = table_create();
     d->expires = 0;
     d->expire_cursor = 0;
@@ -77,7 +78,7 @@ void db_clear_async(db *d) {
         db_clear(d);
         return;
     }
-    lazyfree_table(d->t);
+    if (!snap_adopt_table(d)) lazyfree_table(d->t);
     d->t = table_create();
     d->expires = 0;
     d->expire_cursor = 0;
@@ -114,13 +115,18 @@ static void maybe_signal(db *d, const entry *e) {
     }
 }
 
+static inline void mark_new(db *d, entry *e) { e->info = (uint8_t)((e->info & ~ENTRY_SNAP) | d->snap_mark); }
+
 void db_add(db *d, entry *e) {
+    mark_new(d, e);
     if (entry_has_ttl(e)) d->expires++;
     table_insert(d->t, e);
     maybe_signal(d, e);
 }
 
 void db_replace(db *d, entry **link, entry *n, int keep_obj) {
+    snap_touch(d, *link);
+    mark_new(d, n);
     entry *old = table_replace(d->t, link, n);
     d->expires += (size_t)entry_has_ttl(n) - (size_t)entry_has_ttl(old);
     if (keep_obj) zfree(old);
@@ -129,6 +135,7 @@ void db_replace(db *d, entry **link, entry *n, int keep_obj) {
 }
 
 entry *db_take(db *d, entry **link) {
+    snap_touch(d, *link);
     entry *e = table_unlink(d->t, link);
     if (entry_has_ttl(e)) d->expires--;
     return e;
@@ -146,6 +153,7 @@ int db_delete(db *d, const char *key, size_t klen, int64_t now) {
 void db_set_expire(db *d, entry **link, int64_t when) {
     entry *e = *link;
     if (when >= 0 && entry_has_ttl(e)) {
+        snap_touch(d, e);
         entry_put_expire(e, when);
         return;
     }

@@ -23,6 +23,7 @@ typedef struct db {
     int64_t avg_ttl;
     struct shard *owner;
     int id;
+    uint8_t snap_mark; /* ENTRY_SNAP bit new entries get (persist/snapshot.h) */
 } db;
 
 typedef struct type_ops {

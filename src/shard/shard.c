@@ -6,11 +6,13 @@
  *   replies -> sleep (announcing it, so peers ring the doorbell only then). */
 #include "shard/shard.h"
 #include "cmd/dispatch.h"
+#include "cmd/persist.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/mem.h"
 #include "net/conn.h"
 #include "server/config.h"
+#include "persist/snapshot.h"
 #include "shard/block.h"
 #include "shard/lazyfree.h"
 #include "shard/msg.h"
@@ -31,6 +33,7 @@
 
 shard *shards[MAX_SHARDS];
 int nshards;
+int shards_running;
 unsigned short slot_to_shard[16384];
 static _Thread_local shard *self;
 static int listeners[8], nlisteners;
@@ -262,6 +265,7 @@ void shard_cron(shard *s) {
     s->ops_sample_time = now;
     s->ops_sample_cmds = s->stat_commands;
     if (s->locked_by) return;
+    persist_cron(s);
     if (now >= s->next_block_sweep) {
         block_sweep(s);
         s->next_block_sweep = now + 1000;
@@ -374,12 +378,14 @@ static void *shard_main(void *arg) {
     s->next_cron = mstime() + period;
     while (!stopping) {
         int timeout = 0;
-        if (!s->out_dirty && !s->write_head && !(s->pending_head && !s->locked_by)) {
+        int walking = s->snap && !s->locked_by; /* a background save wants turns */
+        if (!s->out_dirty && !s->write_head && !(s->pending_head && !s->locked_by) && !(walking && !snap_backlogged(s))) {
             int64_t now = mstime();
             int64_t left = s->next_cron - now;
             int64_t b = block_next_deadline(s);
             if (b >= 0 && b - now < left) left = b - now;
             timeout = left < 0 ? 0 : (int)left;
+            if (walking && timeout > 1) timeout = 1; /* the writer drains the queue meanwhile */
             if (nshards > 1 && timeout > 0) {
                 __atomic_store_n(&s->sleeping, 1, __ATOMIC_SEQ_CST);
                 if (!inbox_empty(s)) {
@@ -409,6 +415,7 @@ static void *shard_main(void *arg) {
         if (nshards > 1) shard_drain_inbox(s);
         if (s->block_head) block_check_timeouts(s, s->now_ms);
         if (!s->locked_by) shard_run_pending(s);
+        if (s->snap && !s->locked_by) snap_step(s);
         if (s->now_ms >= s->next_cron) {
             shard_cron(s);
             s->next_cron = s->now_ms + period;
@@ -422,6 +429,7 @@ static void *shard_main(void *arg) {
 }
 
 int shard_start_all(void) {
+    shards_running = 1;
     lazyfree_enable();
     const char *aff = cfg.cpu_affinity_s;
     int cpus[MAX_SHARDS], ncpus = 0;

@@ -19,6 +19,7 @@
 struct msg;
 struct tx;
 struct conn;
+struct snap_part;
 
 typedef struct outbox {
     struct msg *batch;           /* batch being filled this loop turn */
@@ -52,7 +53,9 @@ typedef struct shard {
     uint64_t stat_commands, stat_conns, stat_rejected, stat_expired;
     uint64_t stat_hits, stat_misses, stat_net_in, stat_net_out;
     uint64_t stat_remote_batches, stat_tx;
-    uint64_t dirty; /* write commands since the last SAVE (INFO rdb_changes_since_last_save) */
+    uint64_t dirty;       /* write commands so far (atomic stores; others read it) */
+    uint64_t dirty_saved; /* dirty as of the last good save (INFO rdb_changes_since_last_save) */
+    struct snap_part *snap; /* this shard's part of a running background save */
     uint64_t ops_samples[16], ops_sample_cmds;
     int64_t ops_sample_time;
     int ops_idx;
@@ -68,6 +71,7 @@ typedef struct shard {
 
 extern shard *shards[MAX_SHARDS];
 extern int nshards;
+extern int shards_running; /* shard threads were started (else: inline use) */
 extern unsigned short slot_to_shard[16384];
 
 /* Index of the shard that owns key. */

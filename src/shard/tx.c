@@ -6,20 +6,17 @@
 
 static void tx_advance(tx *t);
 
-void tx_begin(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, const int *ids,
-              int n, int discard) {
-    shard *sh = s->sh;
+/* A transaction with its arguments copied (the query buffer may move while
+ * we wait for the locks). */
+static tx *tx_new(shard *sh, const command *cmd, int argc, const char **argv, const size_t *argl, const int *ids,
+                  int n) {
     tx *t = zcalloc(sizeof *t);
-    t->owner = s->conn;
-    t->sess = s;
     t->coord = sh;
     memcpy(t->ids, ids, sizeof(int) * (size_t)n);
     t->n = n;
     t->cmd = cmd;
     t->argc = argc;
-    t->dbid = s->db;
-    t->resp = s->resp;
-    /* Arguments are copied: the query buffer may move while we wait. */
+    t->resp = 2;
     size_t total = 0;
     for (int i = 0; i < argc; i++) total += argl[i] + 1;
     buf_reserve(&t->args, total);
@@ -34,18 +31,35 @@ void tx_begin(session *s, const command *cmd, int argc, const char **argv, const
     }
     for (int i = 0; i < argc; i++) t->argv[i] = t->args.p + offs[i];
     zfree(offs);
+    sh->stat_tx++;
+    return t;
+}
+
+void tx_begin(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, const int *ids,
+              int n, int discard) {
+    tx *t = tx_new(s->sh, cmd, argc, argv, argl, ids, n);
+    t->owner = s->conn;
+    t->sess = s;
+    t->dbid = s->db;
+    t->resp = s->resp;
     t->slot = conn_pending_slot(s->conn);
     t->slot->discard = discard;
     s->conn->waiting = t;
     s->conn->inflight++;
-    sh->stat_tx++;
     tx_advance(t);
+}
+
+void tx_begin_internal(shard *sh, const command *cmd, int argc, const char **argv, const size_t *argl) {
+    int ids[MAX_SHARDS];
+    for (int i = 0; i < nshards; i++) ids[i] = i;
+    tx_advance(tx_new(sh, cmd, argc, argv, argl, ids, nshards));
 }
 
 static void tx_finish(tx *t) {
     shard *sh = t->coord;
     cmd_ctx c = {.sh = sh, .sess = t->sess, .tx = t, .cmd = t->cmd, .argc = t->argc,
-                 .argv = t->argv, .argl = t->argl, .dbid = t->dbid, .resp = t->resp, .out = &t->slot->data};
+                 .argv = t->argv, .argl = t->argl, .dbid = t->dbid, .resp = t->resp,
+                 .out = t->slot ? &t->slot->data : &t->result};
     exec_command(&c);
     int self_locked = 0;
     for (int i = 0; i < t->n; i++) {
@@ -59,14 +73,17 @@ static void tx_finish(tx *t) {
     }
     shard_flush(sh);
     conn *o = t->owner;
-    if (!t->blocked) t->slot->ready = 1;
-    o->waiting = NULL;
-    o->inflight--;
-    if (!o->closed) {
-        conn_slots_flush(o);
-        shard_add_pending(sh, o);
+    if (o) {
+        if (!t->blocked) t->slot->ready = 1;
+        o->waiting = NULL;
+        o->inflight--;
+        if (!o->closed) {
+            conn_slots_flush(o);
+            shard_add_pending(sh, o);
+        }
     }
     /* UNLOCK messages carry t only as a value to compare: freeing is safe. */
+    buf_free(&t->result);
     buf_free(&t->args);
     zfree(t->argv);
     zfree(t->argl);
@@ -75,7 +92,7 @@ static void tx_finish(tx *t) {
         sh->locked_by = NULL;
         shard_process_deferred(sh);
     }
-    conn_release_if_done(o);
+    if (o) conn_release_if_done(o);
 }
 
 static void tx_advance(tx *t) {

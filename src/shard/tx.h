@@ -30,11 +30,15 @@ typedef struct tx {
     slot *slot;
     session *sess;
     int blocked; /* the command blocked: its slot waits for the wake-up */
+    buf result;  /* the reply of an internal transaction (no connection) */
 } tx;
 
 /* Starts a transaction for a command of s over shards ids[0..n) (sorted). */
 void tx_begin(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, const int *ids,
               int n, int discard);
+/* The server's own transaction over every shard (a save rule firing):
+ * no connection, the reply is dropped. */
+void tx_begin_internal(shard *sh, const command *cmd, int argc, const char **argv, const size_t *argl);
 /* Shard sh received a LOCK request (or its own, from the deferred queue). */
 void tx_lock_request(shard *sh, struct msg *m);
 /* The coordinator received a GRANT. */

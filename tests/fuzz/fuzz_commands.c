@@ -158,7 +158,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         fprintf(stderr, "fuzz_commands: engine_open failed\n");
         abort();
     }
-    static const char *init[][2] = {{"proto-max-bulk-len", "1mb"}, {"loglevel", "warning"}};
+    static const char *init[][2] = {{"proto-max-bulk-len", "1mb"}, {"loglevel", "warning"}, {"save", ""}};
     for (size_t i = 0; i < sizeof init / sizeof init[0]; i++) {
         char err[512];
         if (config_set(init[i][0], init[i][1], err, sizeof err) != 0) {
