@@ -70,6 +70,12 @@ static void sec_clients(buf *o, const info_src *src) {
                __atomic_load_n(&conn_count_total, __ATOMIC_RELAXED), (long long)cfg_get(maxclients), blocked, blocked);
 }
 
+static const char *hugepage_mode(void) {
+    static const char *const names[] = {"never", "madvise", "always"};
+    int64_t m = cfg_get(hugepages);
+    return m >= 0 && m <= 2 ? names[m] : "never";
+}
+
 static void sec_memory(buf *o, const info_src *src) {
     static int64_t peak; /* atomic: highest used_memory INFO has seen */
     int64_t used = mem_used();
@@ -91,10 +97,12 @@ static void sec_memory(buf *o, const info_src *src) {
                "used_memory_peak:%lld\r\nused_memory_peak_human:%s\r\nused_memory_peak_perc:%.2f%%\r\n"
                "used_memory_dataset:%lld\r\ntotal_system_memory:%lld\r\ntotal_system_memory_human:%s\r\n"
                "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:%s\r\nmem_fragmentation_ratio:%.2f\r\n"
-               "mem_fragmentation_bytes:%lld\r\nmem_allocator:mimalloc\r\nlazyfree_pending_objects:%ld\r\n",
+               "mem_fragmentation_bytes:%lld\r\nmem_allocator:mimalloc\r\nlazyfree_pending_objects:%ld\r\n"
+               "hugepages:%s\r\nhuge_pages_bytes:%zu\r\n",
                (long long)used, hu, rss, hr, (long long)pk, hp, pk > 0 ? (double)used * 100.0 / (double)pk : 0.0,
                (long long)used, (long long)pages * psz, hs, (long long)maxmem, hm, cfg.maxmemory_policy_s,
-               used > 0 ? (double)rss / (double)used : 0.0, (long long)rss - (long long)used, lazyfree_pending());
+               used > 0 ? (double)rss / (double)used : 0.0, (long long)rss - (long long)used, lazyfree_pending(),
+               hugepage_mode(), mem_huge_bytes());
     for (int i = 0; i < src->n; i++)
         buf_printf(o, "shard%d_used_memory:%lld\r\n", src->ids[i], (long long)mem_used_slot(src->ids[i] + 1));
 }

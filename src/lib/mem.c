@@ -14,6 +14,7 @@
 #endif
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -91,4 +92,22 @@ size_t mem_rss(void) {
     if (fscanf(f, "%lu %lu", &size, &res) != 2) res = 0;
     fclose(f);
     return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+void mem_huge_pages(int on) {
+    prctl(PR_SET_THP_DISABLE, on ? 0 : 1, 0, 0, 0);
+#ifndef SHOAL_LIBC_MALLOC
+    mi_option_set(mi_option_large_os_pages, on ? 1 : 0);
+#endif
+}
+
+size_t mem_huge_bytes(void) {
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    if (!f) return 0;
+    char line[256];
+    size_t kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "AnonHugePages: %zu kB", &kb) == 1) break;
+    fclose(f);
+    return kb * 1024;
 }

@@ -29,4 +29,10 @@ int64_t mem_used(void);
 int64_t mem_used_slot(int slot);
 /* Resident set size of the process in bytes (from /proc). */
 size_t mem_rss(void);
+/* Huge pages for the process, before the first shard allocates: 0 turns
+ * transparent huge pages off (prctl), 1 has mimalloc madvise its segments
+ * for them. */
+void mem_huge_pages(int on);
+/* Bytes of anonymous memory backed by huge pages now (smaps_rollup). */
+size_t mem_huge_bytes(void);
 #endif

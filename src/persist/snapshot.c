@@ -21,10 +21,12 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define CHUNK_BYTES (256u << 10)  /* hand a chunk to the writer past this */
-#define QUEUE_LIMIT (32u << 20)   /* pause the walks while this much waits */
+#define QUEUE_LIMIT (2u << 20)    /* pause the walks while this much waits */
 #define STEP_BYTES (1u << 20)     /* serialized bytes per loop turn at most */
 #define STEP_US 1000              /* and about this long */
 
@@ -104,6 +106,10 @@ static void finish(snapshot *s, int ok, const char *err) {
 static void *writer_main(void *arg) {
     snapshot *s = arg;
     pthread_setname_np(pthread_self(), "bgsave");
+    /* Lowest priority: a shard sharing this core preempts the writer at
+     * once; when the walks outrun it, the full queue pauses them and the
+     * shards sleep, which leaves the core to the writer. */
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
     for (;;) {
         pthread_mutex_lock(&s->mu);
         while (!s->head && s->parts_left > 0 && !s->abort) pthread_cond_wait(&s->cv, &s->mu);
@@ -182,6 +188,7 @@ static void snapshot_unref(snapshot *s) {
 static size_t chunk_bytes(void) { return cfg_get(rdb_key_save_delay) > 0 ? 1024 : CHUNK_BYTES; }
 
 static void put_entry(snap_part *p, int dbid, const entry *e) {
+    if (!p->cur.cap) buf_reserve(&p->cur, chunk_bytes() + chunk_bytes() / 4); /* no doubling past a chunk */
     if (p->cur_db != dbid) {
         rdb_put_selectdb(&p->cur, dbid);
         p->cur_db = dbid;

@@ -66,6 +66,7 @@ static int multi_word(int i) {
 
 static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
 static const char *const allow_opts[] = {"no", "yes", "local", NULL};
+static const char *const hugepage_opts[] = {"never", "madvise", "always", NULL};
 static const char *const policies[] = {"volatile-lru",   "volatile-lfu", "volatile-random",
                                        "volatile-ttl",   "allkeys-lru",  "allkeys-lfu",
                                        "allkeys-random", "noeviction",   NULL};
@@ -73,6 +74,7 @@ static const char *const policies[] = {"volatile-lru",   "volatile-lfu", "volati
 static const char *const *enum_opts(int i) {
     if (row_is(i, "loglevel")) return loglevels;
     if (row_is(i, "maxmemory-policy")) return policies;
+    if (row_is(i, "hugepages")) return hugepage_opts;
     return allow_opts;
 }
 

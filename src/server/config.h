@@ -11,6 +11,8 @@
 #include <stdint.h>
 
 enum { CT_INT, CT_MEM, CT_BOOL, CT_STR, CT_ENUM, CT_SPECIAL };
+/* hugepages options, in the order config.c lists them. */
+enum { HUGEPAGES_NEVER = 0, HUGEPAGES_MADVISE = 1, HUGEPAGES_ALWAYS = 2 };
 /* Who may change a directive at run time (the last column). */
 enum { CFG_IMMUTABLE = 0, CFG_MUTABLE = 1, CFG_PROTECTED = 2 /* only with enable-protected-configs */ };
 
@@ -35,6 +37,7 @@ enum { CFG_IMMUTABLE = 0, CFG_MUTABLE = 1, CFG_PROTECTED = 2 /* only with enable
     X("rdbchecksum", rdbchecksum, CT_BOOL, "yes", 0, 0, 1)                                                             \
     X("stop-writes-on-bgsave-error", stop_writes_on_bgsave_error, CT_BOOL, "yes", 0, 0, 1)                             \
     X("rdb-key-save-delay", rdb_key_save_delay, CT_INT, "0", INT32_MIN, INT32_MAX, 1)                                 \
+    X("hugepages", hugepages, CT_ENUM, "never", 0, 0, 0)                                                               \
     X("proto-max-bulk-len", proto_max_bulk_len, CT_MEM, "512mb", 1024 * 1024, INT64_MAX, 1)                            \
     X("client-query-buffer-limit", client_query_buffer_limit, CT_MEM, "1gb", 1024 * 1024, INT64_MAX, 1)                \
     X("client-output-buffer-limit", client_output_buffer_limit, CT_SPECIAL,                                            \

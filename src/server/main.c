@@ -68,6 +68,7 @@ int main(int argc, char **argv) {
     sigprocmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    mem_huge_pages(cfg_get(hugepages) != HUGEPAGES_NEVER);
     engine_init();
     if (listen_open_all(err, sizeof err) < 0) {
         log_msg(LOG_WARNING, "%s", err);

@@ -481,3 +481,30 @@ def test_cpu_affinity_bad(target, tmp_path):
     shoal_only(target)
     out = failed_start(target, ["--port", "0", "--cpu-affinity", "0,x"], tmp_path)
     assert ">>> 'cpu-affinity \"0,x\"'\nargument must be a list of CPU numbers" in out
+
+
+def thp_disabled(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return next(l.split(":", 1)[1].strip() for l in f if l.startswith("THP_enabled:")) == "0"
+
+
+def test_hugepages(spawn, target):
+    shoal_only(target)
+    for mode, disabled in (("never", True), ("madvise", False), ("always", False)):
+        s = spawn("--hugepages", mode)
+        c = s.new_client()
+        c.response_callbacks.clear()
+        assert cget(c, "hugepages") == {"hugepages": mode}
+        mem = c.execute_command("INFO", "memory")
+        assert b"\r\nhugepages:%s\r\n" % mode.encode() in mem
+        assert b"\r\nhuge_pages_bytes:" in mem
+        assert thp_disabled(s.proc.pid) == disabled
+        with pytest.raises(redis.ResponseError):
+            c.config_set("hugepages", "never")  # chosen at start only
+        c.close()
+
+
+def test_hugepages_bad(target, tmp_path):
+    shoal_only(target)
+    out = failed_start(target, ["--port", "0", "--hugepages", "sometimes"], tmp_path)
+    assert ">>> 'hugepages \"sometimes\"'\nargument(s) must be one of the following: never, madvise, always" in out
