@@ -42,6 +42,8 @@ enum {
     CMD_BLOCKING = 1 << 13,
     CMD_ALLOWBUSY = 1 << 14,
     CMD_MOVABLEKEYS = 1 << 15,
+    CMD_NOMULTI = 1 << 16, /* refused inside MULTI */
+    CMD_EXEC = 1 << 17,    /* EXEC: routed by its queued commands' keys (multi.h) */
 };
 
 typedef struct cmd_ctx cmd_ctx;
@@ -86,6 +88,7 @@ struct cmd_ctx {
     buf *out;
     int serve_key;  /* serve mode of a blocked command: argv index of the ready key */
     int serve_home; /* serve mode: the command must run again at home */
+    int in_exec;    /* one of EXEC's commands: never blocks, serving waits for the end */
 };
 
 /* The database holding key in this context. */

@@ -31,7 +31,7 @@ static const struct {
     {CMD_BLOCKING, "blocking"},    {CMD_LOADING, "loading"},
     {CMD_STALE, "stale"},          {CMD_FAST, "fast"},
     {CMD_NOAUTH, "no_auth"},       {CMD_MOVABLEKEYS, "movablekeys"},
-    {CMD_ALLOWBUSY, "allow_busy"},
+    {CMD_ALLOWBUSY, "allow_busy"},      {CMD_NOMULTI, "no_multi"},
 };
 #define NFLAGS ((int)(sizeof flag_names / sizeof flag_names[0]))
 

@@ -8,6 +8,7 @@
  * whose shard closes it at its next turn or cron tick (within ~100 ms).
  * Session flags are changed with atomic operations for that reason. */
 #include "cmd/cmd.h"
+#include "cmd/multi.h"
 #include "lib/mem.h"
 #include "net/conn.h"
 #include "server/config.h"
@@ -149,6 +150,7 @@ static void reset_cmd(cmd_ctx *c) {
     s->resp = 2;
     c->resp = 2;
     set_name(s, NULL, 0);
+    multi_discard(s);
     __atomic_fetch_and(&s->flags, ~(uint32_t)(SESS_REPLY_OFF | SESS_REPLY_SKIP | SESS_REPLY_SKIP_NEXT | SESS_NO_EVICT),
                        __ATOMIC_RELAXED);
     reply_after_quiet(c, old, "RESET");

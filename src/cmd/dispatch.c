@@ -1,5 +1,6 @@
 /* dispatch.c - see dispatch.h. */
 #include "cmd/dispatch.h"
+#include "cmd/multi.h"
 #include "cmd/persist.h"
 #include "lib/clock.h"
 #include "lib/mem.h"
@@ -60,7 +61,7 @@ void exec_command(cmd_ctx *c) {
     if ((c->cmd->flags & CMD_WRITE) && __atomic_load_n(&snap_parts_running, __ATOMIC_RELAXED)) snap_touch_command(c);
     c->cmd->proc(c);
     if (c->cmd->flags & CMD_WRITE) __atomic_store_n(&sh->dirty, sh->dirty + 1, __ATOMIC_RELAXED);
-    if (sh->block_ready || c->tx) block_serve_ready(c);
+    if ((sh->block_ready || c->tx) && !c->in_exec) block_serve_ready(c);
 }
 
 static void run_local(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, buf *out) {
@@ -90,6 +91,47 @@ static void send_batch(session *s, int dst, const command *cmd, int argc, const 
     sh->stat_remote_batches++;
 }
 
+/* Runs cmd inline, sends it to its shard, or starts a transaction. */
+static void route(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, int discard,
+                  buf *out) {
+    size_t nl = strlen(cmd->name);
+    if (nl >= sizeof s->lastcmd) nl = sizeof s->lastcmd - 1;
+    memcpy(s->lastcmd, cmd->name, nl);
+    s->lastcmd[nl] = 0;
+    if (s->conn && nshards > 1) {
+        uint64_t mask = dispatch_route_mask(s, cmd, argc, argv, argl);
+        int ids[MAX_SHARDS], n = 0;
+        for (int i = 0; i < nshards; i++)
+            if (mask & (1ull << i)) ids[n++] = i;
+        if (n == 1 && ids[0] != s->sh->id && !(cmd->flags & (CMD_BLOCKING | CMD_EXEC))) {
+            send_batch(s, ids[0], cmd, argc, argv, argl, discard); /* blocking ones run at home (block.h) */
+            return;
+        }
+        if (n > 1 || (n == 1 && ids[0] != s->sh->id)) {
+            tx_begin(s, cmd, argc, argv, argl, ids, n, discard);
+            return;
+        }
+    }
+    run_local(s, cmd, argc, argv, argl, out);
+}
+
+uint64_t dispatch_route_mask(session *s, const command *cmd, int argc, const char **argv, const size_t *argl) {
+    if (cmd->flags & CMD_EXEC) return multi_shards(s);
+    if (cmd->flags & CMD_SESSION) return 0;
+    int to = cmd->route ? cmd->route(argc, argv, argl, nshards) : ROUTE_KEYS;
+    if ((cmd->flags & CMD_ALLSHARDS) || to == ROUTE_ALL) return nshards >= 64 ? ~0ull : (1ull << nshards) - 1;
+    if (to != ROUTE_KEYS) return to >= 0 && to < nshards ? 1ull << to : 0;
+    int posbuf[64];
+    int *pos = posbuf;
+    int maxk = argc < 64 ? 64 : argc;
+    if (maxk > 64) pos = zmalloc(sizeof(int) * (size_t)maxk);
+    int nk = cmd_key_positions(cmd, argc, argv, argl, pos, maxk);
+    uint64_t mask = 0;
+    for (int i = 0; i < nk; i++) mask |= 1ull << shard_of_key(argv[pos[i]], argl[pos[i]]);
+    if (pos != posbuf) zfree(pos);
+    return mask;
+}
+
 void dispatch_command(session *s, int argc, const char **argv, const size_t *argl) {
     char err[512];
     const command *cmd = dispatch_resolve(argc, argv, argl, err, sizeof err);
@@ -99,57 +141,17 @@ void dispatch_command(session *s, int argc, const char **argv, const size_t *arg
     }
     int discard = (s->flags & (SESS_REPLY_OFF | SESS_REPLY_SKIP)) != 0;
     buf scratch = {0};
+    buf *out = discard ? &scratch : session_reply_buf(s);
     if (!cmd) {
-        resp_error(discard ? &scratch : session_reply_buf(s), err);
-        buf_free(&scratch);
-        s->flags &= ~SESS_REPLY_SKIP;
-        return;
+        resp_error(out, err);
+        multi_doom(s);
+    } else if (__builtin_expect(!__atomic_load_n(&snap_last_ok, __ATOMIC_RELAXED), 0) && persist_misconf() &&
+               ((cmd->flags & CMD_WRITE) || !strcmp(cmd->name, "ping"))) {
+        resp_error(out, MISCONF_ERR);
+        multi_doom(s);
+    } else if (!s->multi || !multi_intercept(s, cmd, argc, argv, argl, out)) {
+        route(s, cmd, argc, argv, argl, discard, out);
     }
-    if (__builtin_expect(!__atomic_load_n(&snap_last_ok, __ATOMIC_RELAXED), 0) && persist_misconf() &&
-        ((cmd->flags & CMD_WRITE) || !strcmp(cmd->name, "ping"))) {
-        resp_error(discard ? &scratch : session_reply_buf(s), MISCONF_ERR);
-        buf_free(&scratch);
-        s->flags &= ~SESS_REPLY_SKIP;
-        return;
-    }
-    size_t nl = strlen(cmd->name);
-    if (nl >= sizeof s->lastcmd) nl = sizeof s->lastcmd - 1;
-    memcpy(s->lastcmd, cmd->name, nl);
-    s->lastcmd[nl] = 0;
-
-    int route_local = !s->conn || nshards == 1 || (cmd->flags & CMD_SESSION);
-    if (!route_local) {
-        int ids[MAX_SHARDS], n = 0;
-        int to = cmd->route ? cmd->route(argc, argv, argl, nshards) : ROUTE_KEYS;
-        if ((cmd->flags & CMD_ALLSHARDS) || to == ROUTE_ALL) {
-            for (int i = 0; i < nshards; i++) ids[n++] = i;
-        } else if (to != ROUTE_KEYS) {
-            if (to >= 0 && to < nshards) ids[n++] = to;
-        } else {
-            int posbuf[64];
-            int *pos = posbuf;
-            int maxk = argc < 64 ? 64 : argc;
-            if (maxk > 64) pos = zmalloc(sizeof(int) * (size_t)maxk);
-            int nk = cmd_key_positions(cmd, argc, argv, argl, pos, maxk);
-            uint64_t mask = 0;
-            for (int i = 0; i < nk; i++) mask |= 1ull << shard_of_key(argv[pos[i]], argl[pos[i]]);
-            if (pos != posbuf) zfree(pos);
-            for (int i = 0; i < nshards; i++)
-                if (mask & (1ull << i)) ids[n++] = i;
-        }
-        if (n == 0 || (n == 1 && ids[0] == s->sh->id)) {
-            route_local = 1;
-        } else if (n == 1 && !(cmd->flags & CMD_BLOCKING)) { /* blocking ones run at home (block.h) */
-            send_batch(s, ids[0], cmd, argc, argv, argl, discard);
-            s->flags &= ~SESS_REPLY_SKIP;
-            return;
-        } else {
-            tx_begin(s, cmd, argc, argv, argl, ids, n, discard);
-            s->flags &= ~SESS_REPLY_SKIP;
-            return;
-        }
-    }
-    run_local(s, cmd, argc, argv, argl, discard ? &scratch : session_reply_buf(s));
     buf_free(&scratch);
     s->flags &= ~SESS_REPLY_SKIP;
 }

@@ -9,6 +9,8 @@
 /* Runs (or routes) one command of session s. Any shard thread; in the
  * embedded engine (s->conn == NULL) everything runs inline. */
 void dispatch_command(session *s, int argc, const char **argv, const size_t *argl);
+/* Shards a command touches (bit i: shard i); 0: the connection's own. */
+uint64_t dispatch_route_mask(session *s, const command *cmd, int argc, const char **argv, const size_t *argl);
 /* Executes a resolved command in ctx (counts statistics). */
 void exec_command(cmd_ctx *c);
 /* Resolves container subcommands; NULL when none (error already known). */

@@ -4,6 +4,7 @@
  * on; output is written once per loop turn in conn_write_all. */
 #include "net/conn.h"
 #include "cmd/dispatch.h"
+#include "cmd/multi.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/mem.h"
@@ -121,6 +122,7 @@ void conn_free_closed(shard *sh) {
         zfree(c->argv);
         zfree(c->argl);
         zfree(c->s.name);
+        multi_discard(&c->s);
         zfree(c);
     }
 }

@@ -26,6 +26,8 @@ enum {
     SESS_CLOSE_ASAP = 1 << 5,
 };
 
+typedef struct multi_state multi_state; /* cmd/multi.c */
+
 typedef struct session {
     uint64_t id;
     int db, resp;
@@ -37,6 +39,7 @@ typedef struct session {
     struct shard *sh;
     int64_t ctime_ms;
     char lastcmd[32];
+    multi_state *multi; /* between MULTI and EXEC/DISCARD */
 } session;
 
 typedef struct slot {

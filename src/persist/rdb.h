@@ -113,6 +113,7 @@ int rdb_save(const char *path, int nsh, rdb_db_fn *get, void *ud, int64_t now_ms
 
 typedef struct rdb_load_stats {
     size_t keys, expired, empty;
+    size_t scanned; /* keys read, whichever shard they belong to */
     double seconds;
 } rdb_load_stats;
 

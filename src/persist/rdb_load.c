@@ -43,8 +43,18 @@ typedef struct loader {
     int dbid;
     int64_t now;
     rdb_load_stats st;
+    int64_t next_report; /* mono_us of the next progress line (0: none) */
     char err[256];
 } loader;
+
+/* A progress line about once a second for large files (one loader reports). */
+static void report(loader *l) {
+    int64_t now = mono_us();
+    if (now < l->next_report) return;
+    l->next_report = now + 1000000;
+    log_msg(LOG_NOTICE, "Loading RDB: %.0f%% of %.1f MB read", l->in.pos * 100.0 / (double)l->in.n,
+            (double)l->in.n / 1e6);
+}
 
 static int fail(loader *l, int st, const char *what) {
     if (st == RDB_ESHORT)
@@ -243,6 +253,7 @@ static int parse(loader *l) {
         default:
             if ((st = add_key(l, op, expire, idle))) return st;
             expire = idle = -1;
+            if (l->next_report && (++l->st.scanned & 0xffff) == 0) report(l);
         }
     }
 }
@@ -253,6 +264,7 @@ int rdb_load_mem(const uint8_t *p, size_t n, int only, int64_t now_ms, rdb_load_
     l->only = only;
     l->check_crc = only <= 0;
     l->now = now_ms;
+    l->next_report = only <= 0 ? mono_us() + 1000000 : 0;
     int rc = parse(l);
     if (st) *st = l->st;
     if (rc) snprintf(err, errlen, "%s", l->err[0] ? l->err : "Bad RDB format");

@@ -1,5 +1,6 @@
 /* engine.c - see engine.h. */
 #include "server/engine.h"
+#include "cmd/multi.h"
 #include "cmd/cmd.h"
 #include "cmd/dispatch.h"
 #include "lib/clock.h"
@@ -36,6 +37,7 @@ session *engine_session(buf *out) {
 }
 
 void engine_session_free(session *s) {
+    multi_discard(s);
     zfree(s->name);
     zfree(s);
 }

@@ -264,7 +264,7 @@ void block_rerun(session *s, blocked *b) {
 void block_client(cmd_ctx *c, const int *kpos, int nk, int type, int64_t deadline_ms, int on_timeout) {
     if (c->serve_key) return; /* serve mode: nothing to serve, stays blocked */
     conn *cn = c->sess ? c->sess->conn : NULL;
-    if (!cn) {
+    if (!cn || c->in_exec) { /* inside EXEC (or no connection): the timeout reply now */
         if (on_timeout == BLOCK_NULL_BULK) reply_null(c);
         else reply_null_array(c);
         return;

@@ -1,0 +1,160 @@
+/* multi.c - see multi.h. */
+#include "cmd/multi.h"
+#include "cmd/dispatch.h"
+#include "lib/mem.h"
+#include "lib/util.h"
+
+typedef struct queued {
+    const command *cmd;
+    int argc;
+    const char **argv; /* argv, argl and the bytes share one block */
+    size_t *argl;
+} queued;
+
+struct multi_state {
+    queued *q;
+    int n, cap;
+    int doomed;
+};
+
+void multi_discard(session *s) {
+    multi_state *m = s->multi;
+    if (!m) return;
+    for (int i = 0; i < m->n; i++) zfree(m->q[i].argv);
+    zfree(m->q);
+    zfree(m);
+    s->multi = NULL;
+}
+
+void multi_doom(session *s) {
+    if (s->multi) s->multi->doomed = 1;
+}
+
+static void enqueue(multi_state *m, const command *cmd, int argc, const char **argv, const size_t *argl) {
+    if (m->n == m->cap) {
+        m->cap = m->cap ? m->cap * 2 : 8;
+        m->q = zrealloc(m->q, sizeof(queued) * (size_t)m->cap);
+    }
+    size_t bytes = 0;
+    for (int i = 0; i < argc; i++) bytes += argl[i] + 1;
+    size_t head = (sizeof(char *) + sizeof(size_t)) * (size_t)argc;
+    char *blk = zmalloc(head + bytes);
+    queued *q = &m->q[m->n++];
+    q->cmd = cmd;
+    q->argc = argc;
+    q->argv = (const char **)blk;
+    q->argl = (size_t *)(blk + sizeof(char *) * (size_t)argc);
+    char *p = blk + head;
+    for (int i = 0; i < argc; i++) {
+        memcpy(p, argv[i], argl[i]);
+        p[argl[i]] = 0;
+        q->argv[i] = p;
+        q->argl[i] = argl[i];
+        p += argl[i] + 1;
+    }
+}
+
+/* Commands that run at once even inside MULTI (Redis's list). */
+static int runs_now(const command *cmd) {
+    static const char *const names[] = {"exec", "discard", "multi", "reset", "quit"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(cmd->name, names[i])) return 1;
+    return 0;
+}
+
+int multi_intercept(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, buf *out) {
+    if (runs_now(cmd)) return 0;
+    if (cmd->flags & CMD_NOMULTI) {
+        resp_error(out, "ERR Command not allowed inside a transaction");
+        s->multi->doomed = 1;
+        return 1;
+    }
+    enqueue(s->multi, cmd, argc, argv, argl);
+    buf_add(out, "+QUEUED\r\n", 9);
+    return 1;
+}
+
+uint64_t multi_shards(session *s) {
+    multi_state *m = s->multi;
+    if (!m || m->doomed) return 0;
+    uint64_t mask = 0;
+    for (int i = 0; i < m->n; i++) mask |= dispatch_route_mask(s, m->q[i].cmd, m->q[i].argc, m->q[i].argv, m->q[i].argl);
+    return mask;
+}
+
+/* MULTI */
+static void multi_cmd(cmd_ctx *c) {
+    session *s = c->sess;
+    if (s->multi) {
+        reply_error(c, "ERR MULTI calls can not be nested");
+        return;
+    }
+    s->multi = zcalloc(sizeof *s->multi);
+    reply_ok(c);
+}
+
+/* DISCARD */
+static void discard_cmd(cmd_ctx *c) {
+    if (!c->sess->multi) {
+        reply_error(c, "ERR DISCARD without MULTI");
+        return;
+    }
+    multi_discard(c->sess);
+    reply_ok(c);
+}
+
+/* EXEC: runs where the dispatcher routed it, holding every shard the
+ * queued commands touch. */
+static void exec_cmd(cmd_ctx *c) {
+    session *s = c->sess;
+    multi_state *m = s->multi;
+    if (!m) {
+        reply_error(c, "ERR EXEC without MULTI");
+        return;
+    }
+    if (m->doomed) {
+        reply_error(c, "EXECABORT Transaction discarded because of previous errors.");
+        multi_discard(s);
+        return;
+    }
+    s->multi = NULL; /* commands inside see a session outside MULTI */
+    reply_array(c, m->n);
+    for (int i = 0; i < m->n; i++) {
+        queued *q = &m->q[i];
+        cmd_ctx sub = {.sh = c->sh, .sess = s, .tx = c->tx, .cmd = q->cmd, .argc = q->argc,
+                       .argv = q->argv, .argl = q->argl, .dbid = s->db, .resp = s->resp, .out = c->out,
+                       .in_exec = 1};
+        exec_command(&sub);
+    }
+    s->multi = m;
+    multi_discard(s);
+}
+
+static const command rows[] = {
+    {.name = "multi",
+     .proc = multi_cmd,
+     .arity = 1,
+     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOWBUSY | CMD_SESSION,
+     .group = "transactions",
+     .since = "1.2.0",
+     .acl = "fast transaction",
+     .summary = "Mark the start of a transaction block"},
+    {.name = "exec",
+     .proc = exec_cmd,
+     .arity = 1,
+     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_EXEC,
+     .group = "transactions",
+     .since = "1.2.0",
+     .acl = "slow transaction",
+     .summary = "Execute all commands issued after MULTI"},
+    {.name = "discard",
+     .proc = discard_cmd,
+     .arity = 1,
+     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOWBUSY | CMD_SESSION,
+     .group = "transactions",
+     .since = "2.0.0",
+     .acl = "fast transaction",
+     .summary = "Discard all commands issued after MULTI"},
+};
+
+void multi_register(void) { cmd_register(rows, (int)(sizeof rows / sizeof rows[0])); }

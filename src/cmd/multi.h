@@ -1,0 +1,26 @@
+/* multi.h - MULTI, EXEC, DISCARD: a session's queued commands, run as one
+ * isolated step.
+ *
+ * Between MULTI and EXEC the dispatcher hands every command to
+ * multi_intercept, which queues a copy ("+QUEUED") or refuses it (an error
+ * that also dooms the transaction: EXEC then answers EXECABORT). EXEC is
+ * routed like one command whose keys are the union of the queued commands'
+ * keys: inline when they all live on the connection's shard, else as a
+ * multi-shard transaction (tx.h), so the whole block is one point in every
+ * shard's history. Blocking commands inside run without blocking, and
+ * blocked clients are served after the whole block, as in Redis. */
+#ifndef SHOAL_MULTI_H
+#define SHOAL_MULTI_H
+#include "cmd/cmd.h"
+#include "net/conn.h"
+
+/* During MULTI: 1 when the command was queued or refused (reply written to
+ * out), 0 when it runs now (EXEC, DISCARD, MULTI, RESET, QUIT). */
+int multi_intercept(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, buf *out);
+/* During MULTI: a command that could not even be resolved dooms EXEC. */
+void multi_doom(session *s);
+/* Shards EXEC needs (bit i: shard i); 0 when nothing would run. */
+uint64_t multi_shards(session *s);
+/* Drops the queue (RESET, the connection closing). */
+void multi_discard(session *s);
+#endif

@@ -1,0 +1,123 @@
+"""MULTI / EXEC / DISCARD: queueing, the errors that doom a transaction,
+replies, SELECT inside, blocking commands inside (they do not block),
+blocked clients woken by EXEC (served after the whole block), and
+isolation across shards: with --threads 4 the keys below live on
+different shards, and concurrent readers never see half a transaction."""
+import threading
+import time
+
+import pytest
+import redis
+
+from helpers import raw_exchange
+from test_blocking import arr, blockers, bulk, wait_blocked  # noqa: F401 (blockers is a fixture)
+
+
+def exchange(server, *lines):
+    return raw_exchange(server, b"".join(l.encode() + b"\r\n" for l in lines))
+
+
+def test_errors_outside_and_inside(server, r):
+    out = exchange(server, "EXEC", "DISCARD", "MULTI", "MULTI", "SET a 1", "GET", "NOSUCH x", "EXEC", "GET a")
+    assert out == (b"-ERR EXEC without MULTI\r\n-ERR DISCARD without MULTI\r\n+OK\r\n"
+                   b"-ERR MULTI calls can not be nested\r\n+QUEUED\r\n"
+                   b"-ERR wrong number of arguments for 'get' command\r\n"
+                   b"-ERR unknown command 'NOSUCH', with args beginning with: 'x' \r\n"
+                   b"-EXECABORT Transaction discarded because of previous errors.\r\n$-1\r\n")
+
+
+def test_not_allowed_inside(server, r):
+    out = exchange(server, "MULTI", "SAVE", "SHUTDOWN", "SET a 1", "EXEC", "GET a")
+    assert out == (b"+OK\r\n-ERR Command not allowed inside a transaction\r\n"
+                   b"-ERR Command not allowed inside a transaction\r\n+QUEUED\r\n"
+                   b"-EXECABORT Transaction discarded because of previous errors.\r\n$-1\r\n")
+
+
+def test_exec_replies_in_order(server, r):
+    out = exchange(server, "MULTI", "SET {a}x 1", "INCR {b}y", "LPUSH {a}x z", "GET {a}x", "INCRBY {b}y 5",
+                   "EXEC")
+    assert out == (b"+OK\r\n" + b"+QUEUED\r\n" * 5 + b"*5\r\n+OK\r\n:1\r\n"
+                   b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n$1\r\n1\r\n:6\r\n")
+
+
+def test_empty_exec_and_discard(server, r):
+    out = exchange(server, "MULTI", "EXEC", "MULTI", "SET a 1", "DISCARD", "GET a", "EXEC")
+    assert out == b"+OK\r\n*0\r\n+OK\r\n+QUEUED\r\n+OK\r\n$-1\r\n-ERR EXEC without MULTI\r\n"
+
+
+def test_reset_discards(server, r):
+    out = exchange(server, "MULTI", "SET a 1", "RESET", "EXEC", "GET a")
+    assert out == b"+OK\r\n+QUEUED\r\n+RESET\r\n-ERR EXEC without MULTI\r\n$-1\r\n"
+
+
+def test_select_inside_sticks(server, r):
+    out = exchange(server, "MULTI", "SELECT 3", "SET k v", "EXEC", "GET k", "SELECT 0", "GET k")
+    assert out == (b"+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n+OK\r\n+OK\r\n$1\r\nv\r\n+OK\r\n$-1\r\n")
+
+
+def test_blocking_inside_does_not_block(server, r):
+    out = exchange(server, "MULTI", "BLPOP {a}l 0", "BRPOPLPUSH {a}l {b}m 0", "BZPOPMIN {c}z 0", "EXEC")
+    assert out == b"+OK\r\n" + b"+QUEUED\r\n" * 3 + b"*3\r\n*-1\r\n$-1\r\n*-1\r\n"
+
+
+def test_pipeline_transaction(r):
+    p = r.pipeline(transaction=True)
+    p.set("{a}k", "1").incr("{b}n").rpush("{c}l", "x", "y").lrange("{c}l", 0, -1)
+    assert p.execute() == [True, 1, 2, [b"x", b"y"]]
+
+
+def test_exec_wakes_blocked_client(r, blockers):
+    b = blockers("BLPOP", "{e}q", 0)
+    wait_blocked(r, 1)
+    p = r.pipeline(transaction=True)
+    p.set("{f}other", "1").rpush("{e}q", "a", "b").rpush("{g}more", "c")
+    assert p.execute() == [True, 2, 1]
+    b.expect(arr(bulk("{e}q"), bulk("a")))
+    assert r.lrange("{e}q", 0, -1) == [b"b"]
+
+
+def test_blocked_client_served_after_the_whole_block(r, blockers):
+    """A push and a pop in one EXEC: the blocked client sees nothing."""
+    b = blockers("BLPOP", "{e}q", 0)
+    wait_blocked(r, 1)
+    p = r.pipeline(transaction=True)
+    p.rpush("{e}q", "a").lpop("{e}q").rpush("{e}q", "b")
+    assert p.execute() == [1, b"a", 1]
+    b.expect(arr(bulk("{e}q"), bulk("b")))
+    assert r.exists("{e}q") == 0
+
+
+def test_transfers_are_isolated(server, r):
+    """Writers move amounts between accounts on different shards inside
+    MULTI; readers MGET every account and must always see the same total."""
+    accounts = ["acct:%d" % i for i in range(8)]
+    r.mset({a: 100 for a in accounts})
+    total = 100 * len(accounts)
+    stop = time.time() + 3
+    bad = []
+
+    def writer(seed):
+        c = server.new_client()
+        i = seed
+        while time.time() < stop:
+            i += 1
+            src, dst = accounts[i % 8], accounts[(i * 3 + 1) % 8]
+            p = c.pipeline(transaction=True)
+            p.decrby(src, 7).incrby(dst, 7)
+            p.execute()
+
+    def reader():
+        c = server.new_client()
+        while time.time() < stop:
+            vals = [int(v) for v in c.mget(accounts)]
+            if sum(vals) != total:
+                bad.append(vals)
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(2)] + \
+              [threading.Thread(target=reader) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert not bad, bad[:3]
+    assert sum(int(v) for v in r.mget(accounts)) == total
