@@ -103,6 +103,16 @@ static void maybe_grow(table *t) {
     if (t->count >= t->mask[0] + 1) start_resize(t, (t->mask[0] + 1) * 2);
 }
 
+void table_reserve(table *t, size_t n) {
+    if (t->count || rehashing(t) || n <= INITIAL_BUCKETS) return;
+    uint64_t size = INITIAL_BUCKETS;
+    while (size < n && size < (1ull << 40)) size *= 2;
+    if (t->b[0] && t->mask[0] + 1 >= size) return;
+    zfree(t->b[0]);
+    t->b[0] = zcalloc(size * sizeof(entry *));
+    t->mask[0] = size - 1;
+}
+
 void table_maybe_shrink(table *t) {
     if (rehashing(t) || !t->b[0]) return;
     uint64_t size = t->mask[0] + 1;

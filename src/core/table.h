@@ -39,6 +39,9 @@ uint64_t table_scan(table *t, uint64_t cursor, void (*fn)(void *ud, entry *e), v
 entry *table_random(table *t, uint64_t (*rnd)(void));
 /* Moves up to n buckets of an ongoing rehash; returns 1 while more remain. */
 int table_rehash_step(table *t, int n);
+/* An empty table takes buckets for n entries at once (loading a file
+ * whose RESIZEDB says how many keys follow). */
+void table_reserve(table *t, size_t n);
 /* Shrinks when the fill dropped below 1/8 (called from the shard's cron). */
 void table_maybe_shrink(table *t);
 /* Bytes used by the bucket arrays. */

@@ -83,6 +83,8 @@ int rdb_undump(const char *p, size_t n, const char *key, size_t klen, int64_t tt
  * that rdb_file_commit adds. */
 void rdb_put_header(buf *o, int64_t now_ms);
 void rdb_put_selectdb(buf *o, int dbid);
+/* SELECTDB dbid, then RESIZEDB keys expires (a sizing hint for loaders). */
+void rdb_put_resizedb(buf *o, int dbid, size_t keys, size_t expires);
 /* One key; 0 (nothing written) when it expired before now_ms. */
 int rdb_put_key(buf *o, const entry *e, int64_t now_ms, int lru);
 /* Whether files carry IDLE opcodes (an LRU maxmemory-policy). */

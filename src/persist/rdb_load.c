@@ -198,6 +198,16 @@ static int check_crc(loader *l) {
     return RDB_OK;
 }
 
+/* RESIZEDB: the database's shards get their share of buckets up front.
+ * A hint only: capped by what the rest of the input could hold. */
+static void presize(loader *l, uint64_t keys) {
+    uint64_t cap = (l->in.n - l->in.pos) / 4;
+    if (keys > cap) keys = cap;
+    size_t share = (size_t)(keys / (uint64_t)nshards + keys / 16 / (uint64_t)nshards);
+    for (int s = 0; s < nshards; s++)
+        if (l->only < 0 || s == l->only) table_reserve(shards[s]->dbs[l->dbid].t, share);
+}
+
 /* One opcode (or key) at a time until EOF. */
 static int parse(loader *l) {
     int st = read_header(l);
@@ -239,6 +249,7 @@ static int parse(loader *l) {
             continue;
         case OP_RESIZEDB:
             if ((st = read_len(l, &a)) || (st = read_len(l, &b))) return fail(l, st, "resizedb");
+            presize(l, a);
             continue;
         case OP_AUX:
             if ((st = read_aux(l))) return st;

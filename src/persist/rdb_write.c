@@ -289,6 +289,13 @@ void rdb_put_selectdb(buf *o, int dbid) {
     put_len(o, (uint64_t)dbid);
 }
 
+void rdb_put_resizedb(buf *o, int dbid, size_t keys, size_t expires) {
+    rdb_put_selectdb(o, dbid);
+    put_byte(o, OP_RESIZEDB);
+    put_len(o, keys);
+    put_len(o, expires);
+}
+
 int rdb_put_key(buf *o, const entry *e, int64_t now_ms, int lru) {
     int64_t exp = entry_expire(e);
     if (exp >= 0 && exp < now_ms) return 0;
@@ -392,10 +399,7 @@ static void write_db(writer *w, int dbid, int nsh, rdb_db_fn *get, void *ud) {
         expires += d->expires;
     }
     if (!keys) return;
-    rdb_put_selectdb(&w->b, dbid);
-    put_byte(&w->b, OP_RESIZEDB);
-    put_len(&w->b, keys);
-    put_len(&w->b, expires);
+    rdb_put_resizedb(&w->b, dbid, keys, expires);
     for (int s = 0; s < nsh && !w->f.failed; s++) {
         db *d = get(ud, s, dbid);
         uint64_t cur = 0;

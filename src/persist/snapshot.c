@@ -291,6 +291,19 @@ void snap_step(shard *sh) {
     if (p->dbi == p->ndb) part_end(sh, p);
 }
 
+/* After the header: SELECTDB + RESIZEDB of every database at the cut, so
+ * a loader can size its tables before the keys come. */
+static void put_sizes(buf *o, const int *ids, int n, int ndb) {
+    for (int d = 0; d < ndb; d++) {
+        size_t keys = 0, expires = 0;
+        for (int i = 0; i < n; i++) {
+            keys += table_size(shards[ids[i]]->dbs[d].t);
+            expires += shards[ids[i]]->dbs[d].expires;
+        }
+        if (keys) rdb_put_resizedb(o, d, keys, expires);
+    }
+}
+
 /* Takes back a cut whose writer never started (the caller still holds
  * every shard, so no entry changed mark). */
 static void cancel(snapshot *s) {
@@ -363,6 +376,8 @@ int snap_start(const int *ids, int n, const char *path, int64_t now_ms, char *er
         p->mark = sh->dbs[0].snap_mark;
         sh->snap = p;
     }
+    put_sizes(&s->head->b, ids, n, ndb);
+    __atomic_store_n(&s->queued, s->head->b.len, __ATOMIC_RELAXED);
     __atomic_add_fetch(&rdb_saves, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&snap_keys_done, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&snap_keys_total, total, __ATOMIC_RELAXED);
