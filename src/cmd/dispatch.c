@@ -9,6 +9,7 @@
 #include "shard/msg.h"
 #include "shard/shard.h"
 #include "shard/tx.h"
+#include "shard/watch.h"
 #include <ctype.h>
 #include <stdio.h>
 
@@ -54,11 +55,16 @@ const command *dispatch_resolve(int argc, const char **argv, const size_t *argl,
     return cmd;
 }
 
+void dispatch_before_write(cmd_ctx *c) {
+    if (__atomic_load_n(&snap_parts_running, __ATOMIC_RELAXED)) snap_touch_command(c);
+    if (__atomic_load_n(&watch_sessions, __ATOMIC_RELAXED)) watch_touch_command(c);
+}
+
 void exec_command(cmd_ctx *c) {
     shard *sh = c->sh;
     sh->now_ms = mstime();
     sh->stat_commands++;
-    if ((c->cmd->flags & CMD_WRITE) && __atomic_load_n(&snap_parts_running, __ATOMIC_RELAXED)) snap_touch_command(c);
+    if (c->cmd->flags & CMD_WRITE) dispatch_before_write(c);
     c->cmd->proc(c);
     if (c->cmd->flags & CMD_WRITE) __atomic_store_n(&sh->dirty, sh->dirty + 1, __ATOMIC_RELAXED);
     if ((sh->block_ready || c->tx) && !c->in_exec) block_serve_ready(c);

@@ -11,6 +11,10 @@
 void dispatch_command(session *s, int argc, const char **argv, const size_t *argl);
 /* Shards a command touches (bit i: shard i); 0: the connection's own. */
 uint64_t dispatch_route_mask(session *s, const command *cmd, int argc, const char **argv, const size_t *argl);
+/* A write command is about to run (or a blocked one to be served): the
+ * running background save keeps its keys' old values, WATCH sees them
+ * change. */
+void dispatch_before_write(cmd_ctx *c);
 /* Executes a resolved command in ctx (counts statistics). */
 void exec_command(cmd_ctx *c);
 /* Resolves container subcommands; NULL when none (error already known). */

@@ -11,6 +11,7 @@
 #include "cmd/cmd.h"
 #include "cmd/persist.h"
 #include "persist/snapshot.h"
+#include "shard/watch.h"
 #include "lib/mem.h"
 #include "server/config.h"
 #include "shard/shard.h"
@@ -52,6 +53,7 @@ static void flushdb_cmd(cmd_ctx *c) {
     if (async < 0) return;
     int ids[MAX_SHARDS], n = ctx_shards(c, ids);
     for (int i = 0; i < n; i++) (async ? db_clear_async : db_clear)(ctx_shard_db(c, ids[i], c->dbid));
+    watch_bump_db(c->dbid);
     reply_ok(c);
 }
 
@@ -67,6 +69,7 @@ static void flushall_cmd(cmd_ctx *c) {
         for (int d = 0; s->dbs && d < (int)cfg.databases_i; d++) (async ? db_clear_async : db_clear)(&s->dbs[d]);
     }
     if (saving) snap_drop_parts(ids, n);
+    watch_bump_db(-1);
     if (cfg.save_s && *cfg.save_s) persist_save(c); /* the empty dataset replaces the file, as Redis's */
     reply_ok(c);
 }
@@ -317,6 +320,10 @@ static void swapdb_cmd(cmd_ctx *c) {
         y->expires = tmp.expires;
         y->expire_cursor = tmp.expire_cursor;
         y->avg_ttl = tmp.avg_ttl;
+    }
+    if (a != b) {
+        watch_bump_db(a);
+        watch_bump_db(b);
     }
     reply_ok(c);
 }

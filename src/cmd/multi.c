@@ -3,6 +3,7 @@
 #include "cmd/dispatch.h"
 #include "lib/mem.h"
 #include "lib/util.h"
+#include "shard/watch.h"
 
 typedef struct queued {
     const command *cmd;
@@ -17,7 +18,80 @@ struct multi_state {
     int doomed;
 };
 
+/* One watched key: the counter it had at WATCH (watch.h). */
+typedef struct watched {
+    uint32_t slot;
+    int dbid;
+    uint64_t version, db_version;
+} watched;
+
+struct watch_state {
+    watched *w;
+    int n, cap;
+};
+
+static void unwatch(session *s) {
+    watch_state *ws = s->watch;
+    if (!ws) return;
+    zfree(ws->w);
+    zfree(ws);
+    s->watch = NULL;
+    __atomic_sub_fetch(&watch_sessions, 1, __ATOMIC_SEQ_CST);
+}
+
+/* 1 when a watched key (or its database) changed since WATCH. */
+static int watch_broken(session *s) {
+    watch_state *ws = s->watch;
+    for (int i = 0; ws && i < ws->n; i++)
+        if (watch_version(ws->w[i].slot) != ws->w[i].version || watch_db_version(ws->w[i].dbid) != ws->w[i].db_version)
+            return 1;
+    return 0;
+}
+
+void watch_touch_command(cmd_ctx *c) {
+    int posbuf[64];
+    int max = c->argc > 64 ? c->argc : 64;
+    int *pos = max > 64 ? zmalloc(sizeof(int) * (size_t)max) : posbuf;
+    int nk = cmd_key_positions(c->cmd, c->argc, c->argv, c->argl, pos, max);
+    for (int i = 0; i < nk; i++) watch_bump(c->dbid, c->argv[pos[i]], c->argl[pos[i]]);
+    if (pos != posbuf) zfree(pos);
+}
+
+/* WATCH key [key ...] */
+static void watch_cmd(cmd_ctx *c) {
+    session *s = c->sess;
+    if (s->multi) {
+        reply_error(c, "ERR WATCH inside MULTI is not allowed");
+        return;
+    }
+    watch_init();
+    if (!s->watch) {
+        s->watch = zcalloc(sizeof *s->watch);
+        __atomic_add_fetch(&watch_sessions, 1, __ATOMIC_SEQ_CST); /* before reading versions */
+    }
+    watch_state *ws = s->watch;
+    for (int i = 1; i < c->argc; i++) {
+        if (ws->n == ws->cap) {
+            ws->cap = ws->cap ? ws->cap * 2 : 4;
+            ws->w = zrealloc(ws->w, sizeof(watched) * (size_t)ws->cap);
+        }
+        watched *w = &ws->w[ws->n++];
+        w->slot = watch_slot(s->db, c->argv[i], c->argl[i]);
+        w->dbid = s->db;
+        w->version = watch_version(w->slot);
+        w->db_version = watch_db_version(s->db);
+    }
+    reply_ok(c);
+}
+
+/* UNWATCH */
+static void unwatch_cmd(cmd_ctx *c) {
+    unwatch(c->sess);
+    reply_ok(c);
+}
+
 void multi_discard(session *s) {
+    unwatch(s);
     multi_state *m = s->multi;
     if (!m) return;
     for (int i = 0; i < m->n; i++) zfree(m->q[i].argv);
@@ -56,7 +130,7 @@ static void enqueue(multi_state *m, const command *cmd, int argc, const char **a
 
 /* Commands that run at once even inside MULTI (Redis's list). */
 static int runs_now(const command *cmd) {
-    static const char *const names[] = {"exec", "discard", "multi", "reset", "quit"};
+    static const char *const names[] = {"exec", "discard", "multi", "watch", "reset", "quit"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(cmd->name, names[i])) return 1;
     return 0;
@@ -117,6 +191,12 @@ static void exec_cmd(cmd_ctx *c) {
         multi_discard(s);
         return;
     }
+    if (watch_broken(s)) { /* a watched key changed: nothing runs */
+        reply_null_array(c);
+        multi_discard(s);
+        return;
+    }
+    unwatch(s);
     s->multi = NULL; /* commands inside see a session outside MULTI */
     reply_array(c, m->n);
     for (int i = 0; i < m->n; i++) {
@@ -157,4 +237,29 @@ static const command rows[] = {
      .summary = "Discard all commands issued after MULTI"},
 };
 
-void multi_register(void) { cmd_register(rows, (int)(sizeof rows / sizeof rows[0])); }
+static const command watch_rows[] = {
+    {.name = "watch",
+     .proc = watch_cmd,
+     .arity = -2,
+     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOWBUSY | CMD_SESSION,
+     .first = 1,
+     .last = -1,
+     .step = 1,
+     .group = "transactions",
+     .since = "2.2.0",
+     .acl = "fast transaction",
+     .summary = "Watch the given keys to determine execution of the MULTI/EXEC block"},
+    {.name = "unwatch",
+     .proc = unwatch_cmd,
+     .arity = 1,
+     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOWBUSY | CMD_SESSION,
+     .group = "transactions",
+     .since = "2.2.0",
+     .acl = "fast transaction",
+     .summary = "Forget about all watched keys"},
+};
+
+void multi_register(void) {
+    cmd_register(rows, (int)(sizeof rows / sizeof rows[0]));
+    cmd_register(watch_rows, (int)(sizeof watch_rows / sizeof watch_rows[0]));
+}

@@ -21,6 +21,8 @@ int multi_intercept(session *s, const command *cmd, int argc, const char **argv,
 void multi_doom(session *s);
 /* Shards EXEC needs (bit i: shard i); 0 when nothing would run. */
 uint64_t multi_shards(session *s);
-/* Drops the queue (RESET, the connection closing). */
+/* Drops the queue and the watches (RESET, the connection closing). */
 void multi_discard(session *s);
+/* WATCH: every key the command names has changed (dispatch_before_write). */
+void watch_touch_command(cmd_ctx *c);
 #endif

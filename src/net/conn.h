@@ -27,6 +27,7 @@ enum {
 };
 
 typedef struct multi_state multi_state; /* cmd/multi.c */
+typedef struct watch_state watch_state; /* cmd/multi.c */
 
 typedef struct session {
     uint64_t id;
@@ -40,6 +41,7 @@ typedef struct session {
     int64_t ctime_ms;
     char lastcmd[32];
     multi_state *multi; /* between MULTI and EXEC/DISCARD */
+    watch_state *watch; /* keys WATCHed, until EXEC, DISCARD, UNWATCH */
 } session;
 
 typedef struct slot {

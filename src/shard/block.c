@@ -353,7 +353,7 @@ static int serve_one(cmd_ctx *outer, blocked *b, waiter *w) {
     b->reply.len = 0;
     cmd_ctx sc = {.sh = outer->sh, .tx = outer->tx, .cmd = b->cmd, .argc = b->argc, .argv = b->argv,
                   .argl = b->argl, .dbid = b->dbid, .resp = b->resp, .out = &b->reply, .serve_key = w->argi};
-    if (__atomic_load_n(&snap_parts_running, __ATOMIC_RELAXED)) snap_touch_command(&sc);
+    dispatch_before_write(&sc);
     b->cmd->proc(&sc);
     if (sc.serve_home) {
         b->reply.len = 0;

@@ -2,6 +2,7 @@
 #include "shard/db.h"
 #include "lib/mem.h"
 #include "persist/snapshot.h"
+#include "shard/watch.h"
 #include "shard/block.h"
 #include "shard/lazyfree.h"
 #include "shard/shard.h"
@@ -93,6 +94,7 @@ entry **db_find_link(db *d, const char *key, size_t klen, int64_t now) {
     if (!l) return NULL;
     entry *e = *l;
     if (entry_has_ttl(e) && now > entry_expire(e)) {
+        watch_bump(d->id, key, klen);
         db_delete_link(d, l);
         count_expired(d);
         return NULL;

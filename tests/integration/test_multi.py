@@ -121,3 +121,78 @@ def test_transfers_are_isolated(server, r):
         t.join(20)
     assert not bad, bad[:3]
     assert sum(int(v) for v in r.mget(accounts)) == total
+
+
+# ---- WATCH ----
+
+def test_watch_untouched_runs(server, r):
+    r.set("{a}w", "1")
+    out = exchange(server, "WATCH {a}w {b}v", "GET {a}w", "MULTI", "SET {a}w 2", "SET {c}u 3", "EXEC", "GET {a}w")
+    assert out == b"+OK\r\n$1\r\n1\r\n+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n+OK\r\n+OK\r\n$1\r\n2\r\n"
+
+
+@pytest.mark.parametrize("change", [
+    ["SET", "{a}w", "x"], ["DEL", "{a}w"], ["INCR", "{a}w"], ["EXPIRE", "{a}w", "100"],
+    ["RENAME", "{a}w", "{a}w2"], ["APPEND", "{a}w", "z"], ["FLUSHDB"], ["FLUSHALL"], ["SWAPDB", "0", "1"],
+    ["MSET", "{q}other", "1", "{a}w", "2"],
+])
+def test_watch_sees_changes_from_other_clients(server, r, change):
+    r.set("{a}w", "1")
+    c = server.raw()
+    c.sendall(b"WATCH {a}w\r\nMULTI\r\nSET {b}v 1\r\n")
+    got = b""
+    while got.count(b"\r\n") < 3:
+        got += c.recv(1000)
+    assert got == b"+OK\r\n+OK\r\n+QUEUED\r\n"
+    r.execute_command(*change)
+    c.sendall(b"EXEC\r\nGET {b}v\r\n")
+    got = b""
+    while got.count(b"\r\n") < 2:
+        got += c.recv(1000)
+    assert got == b"*-1\r\n$-1\r\n"
+    c.close()
+
+
+def test_unwatch_discard_and_exec_forget(server, r):
+    r.set("{a}w", "1")
+    c = server.new_client()
+    c.execute_command("WATCH", "{a}w")
+    c.execute_command("UNWATCH")
+    r.set("{a}w", "2")
+    p = c.pipeline(transaction=True)
+    p.set("{b}v", "1")
+    assert p.execute() == [True]
+
+
+def test_watch_inside_multi(server, r):
+    out = exchange(server, "MULTI", "WATCH {a}w", "SET {a}w 1", "EXEC")
+    assert out == b"+OK\r\n-ERR WATCH inside MULTI is not allowed\r\n+QUEUED\r\n*1\r\n+OK\r\n"
+
+
+def test_watch_counter_increment_retries(server, r):
+    """The classic optimistic-locking loop: two clients increment through
+    WATCH/GET/MULTI/SET; no increment is lost."""
+    r.set("{n}counter", "0")
+    per = 150
+
+    def worker():
+        c = server.new_client()
+        done = 0
+        while done < per:
+            with c.pipeline(transaction=True) as p:
+                try:
+                    p.watch("{n}counter")
+                    v = int(p.get("{n}counter"))
+                    p.multi()
+                    p.set("{n}counter", v + 1)
+                    p.execute()
+                    done += 1
+                except redis.WatchError:
+                    pass
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert int(r.get("{n}counter")) == 3 * per
