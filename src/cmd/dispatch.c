@@ -1,7 +1,9 @@
 /* dispatch.c - see dispatch.h. */
 #include "cmd/dispatch.h"
+#include "cmd/aof_log.h"
 #include "lib/clock.h"
 #include "lib/mem.h"
+#include "persist/aof.h"
 #include "shard/block.h"
 #include "shard/msg.h"
 #include "shard/shard.h"
@@ -55,7 +57,9 @@ void exec_command(cmd_ctx *c) {
     shard *sh = c->sh;
     sh->now_ms = mstime();
     sh->stat_commands++;
+    size_t reply_at = c->out->len;
     c->cmd->proc(c);
+    aof_log(c, reply_at); /* AOF: log the command as it propagates (before waking blocked clients) */
     if (c->cmd->flags & CMD_WRITE) sh->dirty++;
     if (sh->block_ready || c->tx) block_serve_ready(c);
 }
@@ -90,6 +94,7 @@ static void send_batch(session *s, int dst, const command *cmd, int argc, const 
 void dispatch_command(session *s, int argc, const char **argv, const size_t *argl) {
     char err[512];
     const command *cmd = dispatch_resolve(argc, argv, argl, err, sizeof err);
+    if (cmd && aof_deny(cmd, err, sizeof err)) cmd = NULL; /* AOF: MISCONF after a write error */
     if (s->flags & SESS_REPLY_SKIP_NEXT) {
         s->flags &= ~SESS_REPLY_SKIP_NEXT;
         s->flags |= SESS_REPLY_SKIP;

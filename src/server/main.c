@@ -5,6 +5,7 @@
 #include "lib/mem.h"
 #include "lib/util.h"
 #include "lib/clock.h"
+#include "persist/aof.h"
 #include "persist/rdb.h"
 #include "server/config.h"
 #include "server/listen.h"
@@ -84,7 +85,7 @@ int main(int argc, char **argv) {
     }
     log_msg(LOG_NOTICE, "shoal %s (redis_version 7.0.15 compatible) starting, pid=%d, %d shard%s", SHOAL_VERSION,
             (int)getpid(), n, n == 1 ? "" : "s");
-    if (load_data(n) < 0) return 1;
+    if (cfg_get(appendonly) ? aof_startup(n) < 0 : load_data(n) < 0) return 1; /* AOF wins over RDB, as Redis */
     if (shard_start_all() < 0) {
         log_msg(LOG_WARNING, "cannot start shard threads");
         return 1;
@@ -94,6 +95,7 @@ int main(int argc, char **argv) {
     sigwait(&set, &sig);
     log_msg(LOG_NOTICE, "Received %s, scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
     listen_close_all();
+    aof_shutdown();
     if (cfg.pidfile_s && *cfg.pidfile_s) unlink(cfg.pidfile_s);
     log_msg(LOG_NOTICE, "shoal is now ready to exit, bye bye...");
     _exit(0);

@@ -1,6 +1,7 @@
 /* db.c - see db.h. */
 #include "shard/db.h"
 #include "lib/mem.h"
+#include "persist/aof.h"
 #include "shard/block.h"
 #include "shard/lazyfree.h"
 #include "shard/shard.h"
@@ -91,7 +92,8 @@ entry **db_find_link(db *d, const char *key, size_t klen, int64_t now) {
     entry **l = table_link(d->t, key, klen);
     if (!l) return NULL;
     entry *e = *l;
-    if (entry_has_ttl(e) && now > entry_expire(e)) {
+    if (entry_has_ttl(e) && now > entry_expire(e) && !aof_loading) { /* AOF: nothing expires while loading */
+        aof_feed_expired(d, key, klen);                               /* AOF: logged as DEL */
         db_delete_link(d, l);
         count_expired(d);
         return NULL;

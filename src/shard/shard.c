@@ -10,6 +10,7 @@
 #include "lib/log.h"
 #include "lib/mem.h"
 #include "net/conn.h"
+#include "persist/aof.h"
 #include "server/config.h"
 #include "shard/block.h"
 #include "shard/lazyfree.h"
@@ -110,6 +111,7 @@ void shard_send(shard *from, int to, msg *m) {
 }
 
 void shard_flush(shard *s) {
+    if (aof_before_send(s) < 0) return; /* AOF: this shard's log is written before any message leaves */
     if (!s->out_dirty) return;
     int again = 0;
     for (int to = 0; to < nshards; to++) {
