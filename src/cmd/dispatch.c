@@ -1,9 +1,11 @@
 /* dispatch.c - see dispatch.h. */
 #include "cmd/dispatch.h"
+#include "cmd/aof_log.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
 #include "lib/clock.h"
 #include "lib/mem.h"
+#include "persist/aof.h"
 #include "persist/snapshot.h"
 #include "shard/block.h"
 #include "shard/msg.h"
@@ -65,7 +67,9 @@ void exec_command(cmd_ctx *c) {
     sh->now_ms = mstime();
     sh->stat_commands++;
     if (c->cmd->flags & CMD_WRITE) dispatch_before_write(c);
+    size_t reply_at = c->out->len;
     c->cmd->proc(c);
+    aof_log(c, reply_at); /* AOF: log the command as it propagates (before waking blocked clients) */
     if (c->cmd->flags & CMD_WRITE) __atomic_store_n(&sh->dirty, sh->dirty + 1, __ATOMIC_RELAXED);
     if ((sh->block_ready || c->tx) && !c->in_exec) block_serve_ready(c);
 }
@@ -141,6 +145,7 @@ uint64_t dispatch_route_mask(session *s, const command *cmd, int argc, const cha
 void dispatch_command(session *s, int argc, const char **argv, const size_t *argl) {
     char err[512];
     const command *cmd = dispatch_resolve(argc, argv, argl, err, sizeof err);
+    if (cmd && aof_deny(cmd, err, sizeof err)) cmd = NULL; /* AOF: MISCONF after a write error */
     if (s->flags & SESS_REPLY_SKIP_NEXT) {
         s->flags &= ~SESS_REPLY_SKIP_NEXT;
         s->flags |= SESS_REPLY_SKIP;

@@ -7,6 +7,7 @@
  * future (Redis replies 1 then). Readers round seconds as Redis does:
  * (ms + 500) / 1000. */
 #include "cmd/cmd.h"
+#include "persist/aof.h"
 #include "shard/db.h"
 #include <limits.h>
 
@@ -75,7 +76,7 @@ static void expire_generic(cmd_ctx *c, int unit_sec, int relative) {
         reply_int(c, 0);
         return;
     }
-    if (when <= ctx_now(c)) db_delete_link(d, link);
+    if (when <= ctx_now(c) && !aof_loading) db_delete_link(d, link); /* AOF: replay keeps it (as Redis) */
     else db_set_expire(d, link, when);
     reply_int(c, 1);
 }

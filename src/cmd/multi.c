@@ -3,6 +3,7 @@
 #include "cmd/dispatch.h"
 #include "lib/mem.h"
 #include "lib/util.h"
+#include "persist/aof.h"
 #include "shard/watch.h"
 
 typedef struct queued {
@@ -199,6 +200,7 @@ static void exec_cmd(cmd_ctx *c) {
     unwatch(s);
     s->multi = NULL; /* commands inside see a session outside MULTI */
     reply_array(c, m->n);
+    if (!c->tx) aof_tx_begin(c->sh); /* one MULTI ... EXEC block in the AOF (tx_finish does it under a tx) */
     for (int i = 0; i < m->n; i++) {
         queued *q = &m->q[i];
         cmd_ctx sub = {.sh = c->sh, .sess = s, .tx = c->tx, .cmd = q->cmd, .argc = q->argc,
@@ -206,6 +208,7 @@ static void exec_cmd(cmd_ctx *c) {
                        .in_exec = 1};
         exec_command(&sub);
     }
+    if (!c->tx) aof_tx_end(c->sh);
     s->multi = m;
     multi_discard(s);
 }

@@ -9,6 +9,7 @@
 #include "cmd/cmd.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "persist/aof.h"
 #include "persist/rdb.h"
 #include "server/config.h"
 #include "server/engine.h"
@@ -229,7 +230,7 @@ static void restore_cmd(cmd_ctx *c) {
     }
     l = db_find_link(d, c->argv[1], c->argl[1], now);
     if (l) db_delete_link(d, l);
-    if (ttl && (ttl < 0 || ttl <= now)) { /* expired already: only the delete happens */
+    if (ttl && (ttl < 0 || (ttl <= now && !aof_loading))) { /* expired already: only the delete happens */
         entry_free(e);
         reply_ok(c);
         return;
@@ -280,11 +281,7 @@ void persist_info(buf *o, const int *ids, int n) {
                "current_save_keys_total:%llu\r\nrdb_changes_since_last_save:%llu\r\nrdb_bgsave_in_progress:%d\r\n"
                "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:%s\r\nrdb_last_bgsave_time_sec:%lld\r\n"
                "rdb_current_bgsave_time_sec:%lld\r\nrdb_saves:%llu\r\nrdb_last_cow_size:0\r\n"
-               "rdb_last_load_keys_expired:%zu\r\nrdb_last_load_keys_loaded:%zu\r\naof_enabled:0\r\n"
-               "aof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\n"
-               "aof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\n"
-               "aof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\n"
-               "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+               "rdb_last_load_keys_expired:%zu\r\nrdb_last_load_keys_loaded:%zu\r\n",
                running ? (unsigned long long)__atomic_load_n(&snap_keys_done, __ATOMIC_RELAXED) : 0ull,
                running ? (unsigned long long)__atomic_load_n(&snap_keys_total, __ATOMIC_RELAXED) : 0ull,
                (unsigned long long)changes_since_save(ids, n), running, (long long)last_save(),
@@ -293,6 +290,7 @@ void persist_info(buf *o, const int *ids, int n) {
                running ? (long long)(now - __atomic_load_n(&snap_started_ms, __ATOMIC_RELAXED)) / 1000 : -1LL,
                (unsigned long long)__atomic_load_n(&rdb_saves, __ATOMIC_RELAXED), rdb_last_load_expired,
                rdb_last_load_keys);
+    aof_info(o); /* AOF: aof_enabled ... (and the module lines, in Redis's order) */
 }
 
 #define KEY1 .first = 1, .last = 1, .step = 1

@@ -14,6 +14,7 @@
 #include "persist/snapshot.h"
 #include "lib/mem.h"
 #include "net/conn.h"
+#include "persist/aof.h"
 #include "server/config.h"
 #include "shard/shard.h"
 #include <signal.h>
@@ -72,6 +73,18 @@ static void config_get_cmd(cmd_ctx *c) {
     zfree(from);
 }
 
+/* AOF: appendonly took effect on the AOF (on or off). On failure it goes
+ * back to "no" and err has Redis's text. Every shard is held here. */
+static int config_apply_appendonly(char *err, size_t errlen) {
+    if (!cfg_get(appendonly)) {
+        aof_disable();
+        return 0;
+    }
+    if (aof_enable(err, errlen) == 0) return 0;
+    cfg.appendonly_i = 0;
+    return -1;
+}
+
 /* CONFIG SET parameter value [parameter value ...] */
 static void config_set_cmd(cmd_ctx *c) {
     if ((c->argc - 2) % 2) {
@@ -86,6 +99,8 @@ static void config_set_cmd(cmd_ctx *c) {
     }
     char err[512];
     if (config_set_many(n, (const char *const *)names, (const char *const *)values, err, sizeof err) < 0)
+        reply_error(c, err);
+    else if (config_apply_appendonly(err, sizeof err) < 0)
         reply_error(c, err);
     else
         reply_ok(c);

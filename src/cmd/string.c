@@ -14,6 +14,7 @@
 #include "cmd/string.h"
 #include "cmd/cmd.h"
 #include "lib/mem.h"
+#include "persist/aof.h"
 #include "server/config.h"
 #include "shard/shard.h"
 #include <limits.h>
@@ -194,7 +195,7 @@ static void getex_cmd(cmd_ctx *c) {
     int64_t when = -1;
     if (exp_at && !parse_expire(c, exp_at, kind, &when)) return;
     reply_entry_str(c, *l);
-    if (exp_at && kind >= 2 && when <= ctx_now(c))
+    if (exp_at && kind >= 2 && when <= ctx_now(c) && !aof_loading) /* AOF: replay keeps it */
         db_delete_link(d, l);
     else if (exp_at)
         db_set_expire(d, l, when);

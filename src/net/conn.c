@@ -8,6 +8,7 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/mem.h"
+#include "persist/aof.h"
 #include "server/config.h"
 #include "shard/block.h"
 #include "shard/shard.h"
@@ -280,12 +281,12 @@ static void write_out(conn *c) {
     }
 }
 
-void conn_on_writable(conn *c) {
-    write_out(c);
-    conn_release_if_done(c);
-}
+/* The write waits for conn_write_all at the end of the turn, after the
+ * AOF write of the replies produced meanwhile. */
+void conn_on_writable(conn *c) { schedule_write(c); }
 
 void conn_write_all(shard *sh) {
+    if (aof_holding(sh)) return; /* AOF: under appendfsync always, no reply before its log is on disk */
     while (sh->write_head) {
         conn *c = sh->write_head;
         sh->write_head = c->write_next;

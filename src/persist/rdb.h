@@ -126,6 +126,11 @@ typedef struct rdb_load_stats {
  * returns 0. Else 0, or -1 with the problem in err ("Wrong RDB checksum",
  * "Short read or OOM loading DB", ...). */
 int rdb_load(const char *path, int threads, int64_t now_ms, rdb_load_stats *st, char *err, size_t errlen);
+/* For the base of an AOF: the same, except that keys past their deadline
+ * load too (the AOF's commands replay over them, as Redis loads an AOF
+ * preamble), and *end gets the offset just after the RDB's checksum (an
+ * old-style base goes on with AOF commands there). */
+int rdb_load_aof_base(const char *path, int threads, rdb_load_stats *st, size_t *end, char *err, size_t errlen);
 /* The same over bytes in memory; only keys of shard `only` (-1: all). */
 int rdb_load_mem(const uint8_t *p, size_t n, int only, int64_t now_ms, rdb_load_stats *st, char *err, size_t errlen);
 

@@ -42,6 +42,7 @@ typedef struct loader {
     int version;
     int dbid;
     int64_t now;
+    int keep_expired; /* an AOF base: keys past their deadline load too */
     rdb_load_stats st;
     int64_t next_report; /* mono_us of the next progress line (0: none) */
     char err[256];
@@ -163,7 +164,7 @@ static int add_key(loader *l, int type, int64_t expire, int64_t idle) {
         if (st == RDB_EUNSUP) snprintf(l->err, sizeof l->err, "Unsupported value type %d (no such family)", type);
         rdb_str_free(&key);
         return fail(l, st == RDB_EUNSUP ? RDB_EFORMAT : st, "bad value");
-    } else if (expire >= 0 && expire < l->now) {
+    } else if (expire >= 0 && expire < l->now && !l->keep_expired) {
         entry_free(e);
         l->st.expired++;
     } else {
@@ -269,18 +270,34 @@ static int parse(loader *l) {
     }
 }
 
-int rdb_load_mem(const uint8_t *p, size_t n, int only, int64_t now_ms, rdb_load_stats *st, char *err, size_t errlen) {
+/* How a load goes: the caller's clock, whether expired keys stay, and
+ * where the RDB ended (out). */
+typedef struct load_opts {
+    int64_t now;
+    int keep_expired;
+    size_t end;
+} load_opts;
+
+static int load_mem(const uint8_t *p, size_t n, int only, load_opts *o, rdb_load_stats *st, char *err,
+                    size_t errlen) {
     loader *l = zcalloc(sizeof *l);
     l->in = (rdb_in){p, n, 0};
     l->only = only;
     l->check_crc = only <= 0;
-    l->now = now_ms;
+    l->now = o->now;
+    l->keep_expired = o->keep_expired;
     l->next_report = only <= 0 ? mono_us() + 1000000 : 0;
     int rc = parse(l);
     if (st) *st = l->st;
     if (rc) snprintf(err, errlen, "%s", l->err[0] ? l->err : "Bad RDB format");
+    o->end = l->in.pos;
     zfree(l);
     return rc ? -1 : 0;
+}
+
+int rdb_load_mem(const uint8_t *p, size_t n, int only, int64_t now_ms, rdb_load_stats *st, char *err, size_t errlen) {
+    load_opts o = {.now = now_ms};
+    return load_mem(p, n, only, &o, st, err, errlen);
 }
 
 /* ---- files and threads ---- */
@@ -289,7 +306,7 @@ typedef struct job {
     const uint8_t *p;
     size_t n;
     int shard;
-    int64_t now;
+    load_opts o;
     int rc;
     rdb_load_stats st;
     char err[256];
@@ -298,17 +315,17 @@ typedef struct job {
 static void *load_thread(void *arg) {
     job *j = arg;
     mem_thread_init(j->shard + 1); /* account as the shard will */
-    j->rc = rdb_load_mem(j->p, j->n, j->shard, j->now, &j->st, j->err, sizeof j->err);
+    j->rc = load_mem(j->p, j->n, j->shard, &j->o, &j->st, j->err, sizeof j->err);
     return NULL;
 }
 
-static int load_parallel(const uint8_t *p, size_t n, int threads, int64_t now, rdb_load_stats *st, char *err,
+static int load_parallel(const uint8_t *p, size_t n, int threads, load_opts *o, rdb_load_stats *st, char *err,
                          size_t errlen) {
     job jobs[MAX_SHARDS];
     pthread_t th[MAX_SHARDS];
     int spawned[MAX_SHARDS], rc = 0;
     for (int i = 0; i < threads; i++) {
-        jobs[i] = (job){.p = p, .n = n, .shard = i, .now = now};
+        jobs[i] = (job){.p = p, .n = n, .shard = i, .o = *o};
         spawned[i] = pthread_create(&th[i], NULL, load_thread, &jobs[i]) == 0;
         if (!spawned[i]) load_thread(&jobs[i]); /* no thread: do it here */
     }
@@ -322,10 +339,11 @@ static int load_parallel(const uint8_t *p, size_t n, int threads, int64_t now, r
             snprintf(err, errlen, "%s", jobs[i].err);
         }
     }
+    o->end = jobs[0].o.end;
     return rc;
 }
 
-int rdb_load(const char *path, int threads, int64_t now_ms, rdb_load_stats *st, char *err, size_t errlen) {
+static int load_path(const char *path, int threads, load_opts *o, rdb_load_stats *st, char *err, size_t errlen) {
     rdb_load_stats dummy;
     if (!st) st = &dummy;
     memset(st, 0, sizeof *st);
@@ -349,13 +367,25 @@ int rdb_load(const char *path, int threads, int64_t now_ms, rdb_load_stats *st, 
         return -1;
     }
     madvise(map, n, MADV_SEQUENTIAL);
-    int rc = threads > 1 ? load_parallel(map, n, threads, now_ms, st, err, errlen)
-                         : rdb_load_mem(map, n, -1, now_ms, st, err, errlen);
+    int rc = threads > 1 ? load_parallel(map, n, threads, o, st, err, errlen)
+                         : load_mem(map, n, -1, o, st, err, errlen);
     munmap(map, n);
     st->seconds = (double)(mono_us() - t0) / 1e6;
     if (!rc) {
         rdb_last_load_keys = st->keys;
         rdb_last_load_expired = st->expired;
     }
+    return rc;
+}
+
+int rdb_load(const char *path, int threads, int64_t now_ms, rdb_load_stats *st, char *err, size_t errlen) {
+    load_opts o = {.now = now_ms};
+    return load_path(path, threads, &o, st, err, errlen);
+}
+
+int rdb_load_aof_base(const char *path, int threads, rdb_load_stats *st, size_t *end, char *err, size_t errlen) {
+    load_opts o = {.now = mstime(), .keep_expired = 1};
+    int rc = load_path(path, threads, &o, st, err, errlen);
+    *end = o.end;
     return rc;
 }

@@ -67,6 +67,7 @@ static int multi_word(int i) {
 static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", NULL};
 static const char *const allow_opts[] = {"no", "yes", "local", NULL};
 static const char *const hugepage_opts[] = {"never", "madvise", "always", NULL};
+static const char *const fsync_opts[] = {"everysec", "always", "no", NULL};
 static const char *const policies[] = {"volatile-lru",   "volatile-lfu", "volatile-random",
                                        "volatile-ttl",   "allkeys-lru",  "allkeys-lfu",
                                        "allkeys-random", "noeviction",   NULL};
@@ -75,6 +76,7 @@ static const char *const *enum_opts(int i) {
     if (row_is(i, "loglevel")) return loglevels;
     if (row_is(i, "maxmemory-policy")) return policies;
     if (row_is(i, "hugepages")) return hugepage_opts;
+    if (row_is(i, "appendfsync")) return fsync_opts;
     return allow_opts;
 }
 
@@ -232,6 +234,11 @@ static int set_str(int i, const char *v, char *err, size_t el) {
     cfg_row *r = &rows[i];
     if (row_is(i, "save") && check_save(v, err, el) < 0) return -1;
     if (row_is(i, "cpu-affinity") && check_cpus(v, err, el) < 0) return -1;
+    if ((row_is(i, "appendfilename") || row_is(i, "appenddirname")) && (strchr(v, '/') || strchr(v, '\\'))) {
+        snprintf(err, el, row_is(i, "appendfilename") ? "appendfilename can't be a path, just a filename"
+                                                      : "appenddirname can't be a path, just a dirname");
+        return -1;
+    }
     if (row_is(i, "maxmemory-policy")) {
         int k = enum_index(policies, v);
         if (k < 0) {

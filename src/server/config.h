@@ -53,6 +53,14 @@ enum { CFG_IMMUTABLE = 0, CFG_MUTABLE = 1, CFG_PROTECTED = 2 /* only with enable
     X("enable-debug-command", enable_debug_command, CT_ENUM, "no", 0, 0, 0)                                            \
     X("save", save, CT_STR, "", 0, 0, 1)                                                                               \
     X("appendonly", appendonly, CT_BOOL, "no", 0, 0, 1)                                                                \
+    X("appendfsync", appendfsync, CT_ENUM, "everysec", 0, 0, 1)                                                        \
+    X("appenddirname", appenddirname, CT_STR, "appendonlydir", 0, 0, 0)                                                \
+    X("appendfilename", appendfilename, CT_STR, "appendonly.aof", 0, 0, 0)                                             \
+    X("aof-use-rdb-preamble", aof_use_rdb_preamble, CT_BOOL, "yes", 0, 0, 1)                                           \
+    X("aof-load-truncated", aof_load_truncated, CT_BOOL, "yes", 0, 0, 1)                                               \
+    X("aof-timestamp-enabled", aof_timestamp_enabled, CT_BOOL, "no", 0, 0, 1)                                          \
+    X("auto-aof-rewrite-percentage", auto_aof_rewrite_percentage, CT_INT, "100", 0, 2147483647, 1)                     \
+    X("auto-aof-rewrite-min-size", auto_aof_rewrite_min_size, CT_MEM, "64mb", 0, INT64_MAX, 1)                         \
     X("maxmemory", maxmemory, CT_MEM, "0", 0, INT64_MAX, 1)                                                            \
     X("maxmemory-policy", maxmemory_policy, CT_STR, "noeviction", 0, 0, 1)                                             \
     X("lazyfree-lazy-user-del", lazyfree_lazy_user_del, CT_BOOL, "no", 0, 0, 1)                                        \
@@ -70,6 +78,8 @@ enum { CFG_IMMUTABLE = 0, CFG_MUTABLE = 1, CFG_PROTECTED = 2 /* only with enable
 
 /* Values of enable-protected-configs and enable-debug-command. */
 enum { CFG_ALLOW_NO = 0, CFG_ALLOW_YES = 1, CFG_ALLOW_LOCAL = 2 };
+/* Values of appendfsync, in Redis's order of the options. */
+enum { CFG_FSYNC_EVERYSEC = 0, CFG_FSYNC_ALWAYS = 1, CFG_FSYNC_NO = 2 };
 
 typedef struct config {
 #define CFG_FIELD(name, field, type, def, min, max, mut)                                                               \

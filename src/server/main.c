@@ -6,6 +6,7 @@
 #include "lib/util.h"
 #include "lib/clock.h"
 #include "cmd/persist.h"
+#include "persist/aof.h"
 #include "persist/rdb.h"
 #include "persist/snapshot.h"
 #include "server/config.h"
@@ -87,7 +88,7 @@ int main(int argc, char **argv) {
     }
     log_msg(LOG_NOTICE, "shoal %s (redis_version 7.0.15 compatible) starting, pid=%d, %d shard%s", SHOAL_VERSION,
             (int)getpid(), n, n == 1 ? "" : "s");
-    if (load_data(n) < 0) return 1;
+    if (cfg_get(appendonly) ? aof_startup(n) < 0 : load_data(n) < 0) return 1; /* AOF wins over RDB, as Redis */
     if (shard_start_all() < 0) {
         log_msg(LOG_WARNING, "cannot start shard threads");
         return 1;
@@ -100,6 +101,7 @@ int main(int argc, char **argv) {
         log_msg(LOG_NOTICE, "Received %s, scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
     listen_close_all();
     shard_stop_all();
+    aof_shutdown();
     snap_abort(); /* a background save still running: its temp file goes */
     int rc = 0;
     if (!by_command && cfg.save_s && *cfg.save_s) {

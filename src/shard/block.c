@@ -1,5 +1,6 @@
 /* block.c - see block.h. */
 #include "shard/block.h"
+#include "cmd/aof_log.h"
 #include "cmd/dispatch.h"
 #include "core/smap.h"
 #include "lib/mem.h"
@@ -355,6 +356,7 @@ static int serve_one(cmd_ctx *outer, blocked *b, waiter *w) {
                   .argl = b->argl, .dbid = b->dbid, .resp = b->resp, .out = &b->reply, .serve_key = w->argi};
     dispatch_before_write(&sc);
     b->cmd->proc(&sc);
+    if (!sc.serve_home) aof_log(&sc, 0); /* AOF: the served pop (BLPOP -> LPOP) */
     if (sc.serve_home) {
         b->reply.len = 0;
         b->retry = 1;

@@ -3,6 +3,7 @@
 #include "lib/mem.h"
 #include "persist/snapshot.h"
 #include "shard/watch.h"
+#include "persist/aof.h"
 #include "shard/block.h"
 #include "shard/lazyfree.h"
 #include "shard/shard.h"
@@ -93,7 +94,8 @@ entry **db_find_link(db *d, const char *key, size_t klen, int64_t now) {
     entry **l = table_link(d->t, key, klen);
     if (!l) return NULL;
     entry *e = *l;
-    if (entry_has_ttl(e) && now > entry_expire(e)) {
+    if (entry_has_ttl(e) && now > entry_expire(e) && !aof_loading) { /* AOF: nothing expires while loading */
+        aof_feed_expired(d, key, klen);                               /* AOF: logged as DEL */
         watch_bump(d->id, key, klen);
         db_delete_link(d, l);
         count_expired(d);

@@ -11,6 +11,7 @@
 #include "lib/log.h"
 #include "lib/mem.h"
 #include "net/conn.h"
+#include "persist/aof.h"
 #include "server/config.h"
 #include "persist/snapshot.h"
 #include "shard/block.h"
@@ -113,6 +114,7 @@ void shard_send(shard *from, int to, msg *m) {
 }
 
 void shard_flush(shard *s) {
+    if (aof_before_send(s) < 0) return; /* AOF: this shard's log is written before any message leaves */
     if (!s->out_dirty) return;
     int again = 0;
     for (int to = 0; to < nshards; to++) {

@@ -2,6 +2,7 @@
 #include "shard/tx.h"
 #include "cmd/dispatch.h"
 #include "lib/mem.h"
+#include "persist/aof.h"
 #include "shard/msg.h"
 
 static void tx_advance(tx *t);
@@ -60,7 +61,9 @@ static void tx_finish(tx *t) {
     cmd_ctx c = {.sh = sh, .sess = t->sess, .tx = t, .cmd = t->cmd, .argc = t->argc,
                  .argv = t->argv, .argl = t->argl, .dbid = t->dbid, .resp = t->resp,
                  .out = t->slot ? &t->slot->data : &t->result};
+    aof_tx_begin(sh); /* AOF: what this runs is one MULTI/EXEC block, written before the UNLOCKs leave */
     exec_command(&c);
+    aof_tx_end(sh);
     int self_locked = 0;
     for (int i = 0; i < t->n; i++) {
         if (t->ids[i] == sh->id) {
