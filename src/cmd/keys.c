@@ -62,7 +62,7 @@ static void flushall_cmd(cmd_ctx *c) {
     int async = flush_mode(c, 1);
     if (async < 0) return;
     int ids[MAX_SHARDS], n = ctx_shards(c, ids);
-    int saving = snap_running();
+    int saving = snap_running_kind() == SNAP_RDB; /* an AOF rewrite goes on: FLUSHALL is in its incr file */
     if (saving) snap_abort(); /* as Redis, which kills its saving child */
     for (int i = 0; i < n; i++) {
         shard *s = shards[ids[i]];

@@ -26,6 +26,7 @@ static int64_t last_save(void) {
 #include <string.h>
 
 int shutdown_saved;
+static int bgsave_scheduled; /* BGSAVE SCHEDULE met an AOF rewrite (atomic) */
 
 static db *shard_db(void *ud, int s, int dbid) {
     const int *ids = ud;
@@ -57,7 +58,7 @@ int persist_save(cmd_ctx *c) {
 
 /* SAVE */
 static void save_cmd(cmd_ctx *c) {
-    if (snap_running()) {
+    if (snap_running_kind() == SNAP_RDB) {
         reply_error(c, "ERR Background save already in progress");
         return;
     }
@@ -71,7 +72,7 @@ static void save_cmd(cmd_ctx *c) {
 static int start_bgsave(cmd_ctx *c) {
     int ids[MAX_SHARDS], n = ctx_shards(c, ids);
     char err[512];
-    if (snap_start(ids, n, cfg.dbfilename_s, ctx_now(c), err, sizeof err) < 0) {
+    if (snap_start(ids, n, cfg.dbfilename_s, ctx_now(c), SNAP_RDB, NULL, NULL, err, sizeof err) < 0) {
         log_msg(LOG_WARNING, "%s", err);
         return -1;
     }
@@ -85,14 +86,47 @@ static void bgsave_cmd(cmd_ctx *c) {
         reply_status(c, ST_SYNTAX);
         return;
     }
-    if (snap_running()) {
+    if (snap_running_kind() == SNAP_RDB) {
         reply_error(c, "ERR Background save already in progress");
+        return;
+    }
+    if (snap_running()) { /* an AOF rewrite: one snapshot at a time */
+        if (c->argc == 2) {
+            __atomic_store_n(&bgsave_scheduled, 1, __ATOMIC_RELAXED);
+            reply_simple(c, "Background saving scheduled");
+        } else {
+            reply_error(c, "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE "
+                           "in order to schedule a BGSAVE whenever possible.");
+        }
         return;
     }
     if (start_bgsave(c) < 0)
         reply_error(c, "ERR");
     else
         reply_simple(c, "Background saving started");
+}
+
+/* BGREWRITEAOF */
+static void bgrewriteaof_cmd(cmd_ctx *c) {
+    if (snap_running_kind() == SNAP_AOF) {
+        reply_error(c, "ERR Background append only file rewriting already in progress");
+        return;
+    }
+    if (snap_running()) {
+        __atomic_store_n(&aof_rewrite_scheduled, 1, __ATOMIC_RELAXED);
+        reply_simple(c, "Background append only file rewriting scheduled");
+        return;
+    }
+    int ids[MAX_SHARDS], n = ctx_shards(c, ids);
+    char err[512];
+    __atomic_store_n(&aof_rewrite_scheduled, 0, __ATOMIC_RELAXED);
+    if (aof_rewrite_start(ids, n, ctx_now(c), err, sizeof err) < 0) {
+        log_msg(LOG_WARNING, "%s", err);
+        reply_error(c, err);
+        return;
+    }
+    if (!shards_running) snap_run_inline();
+    reply_simple(c, "Background append only file rewriting started");
 }
 
 /* The save rules ("3600 1 300 100"): whether one holds now. */
@@ -125,8 +159,40 @@ static uint64_t changes_since_save(const int *ids, int n) {
 
 #define BGSAVE_RETRY_MS 5000 /* after a failed save, as Redis's CONFIG_BGSAVE_RETRY_DELAY */
 
+/* Starts the server's own command over every shard (internal transaction). */
+static void run_internal(shard *sh, const char *name) {
+    const char *argv[] = {name};
+    size_t argl[] = {strlen(name)};
+    tx_begin_internal(sh, cmd_lookup(name, argl[0]), 1, argv, argl);
+}
+
+/* auto-aof-rewrite-percentage / -min-size: the AOF grew enough past its base. */
+static int aof_grown(void) {
+    int64_t pct = cfg_get(auto_aof_rewrite_percentage);
+    if (!aof_active() || pct <= 0) return 0;
+    uint64_t cur, base;
+    aof_sizes(&cur, &base);
+    if (cur < (uint64_t)cfg_get(auto_aof_rewrite_min_size)) return 0;
+    uint64_t b = base ? base : 1;
+    return cur > b && (cur - b) * 100 / b >= (uint64_t)pct;
+}
+
 void persist_cron(shard *sh) {
-    if (sh->id != 0 || !cfg.save_s || !*cfg.save_s || snap_running()) return;
+    if (sh->id != 0 || snap_running()) return;
+    if (__atomic_exchange_n(&aof_rewrite_scheduled, 0, __ATOMIC_RELAXED)) {
+        run_internal(sh, "bgrewriteaof");
+        return;
+    }
+    if (__atomic_exchange_n(&bgsave_scheduled, 0, __ATOMIC_RELAXED)) {
+        run_internal(sh, "bgsave");
+        return;
+    }
+    if (aof_grown()) {
+        log_msg(LOG_NOTICE, "Starting automatic rewriting of AOF");
+        run_internal(sh, "bgrewriteaof");
+        return;
+    }
+    if (!cfg.save_s || !*cfg.save_s) return;
     int ids[MAX_SHARDS];
     for (int i = 0; i < nshards; i++) ids[i] = i;
     uint64_t changes = changes_since_save(ids, nshards);
@@ -136,9 +202,7 @@ void persist_cron(shard *sh) {
         sh->now_ms - __atomic_load_n(&snap_last_try_ms, __ATOMIC_RELAXED) <= BGSAVE_RETRY_MS)
         return;
     log_msg(LOG_NOTICE, "%llu changes in %lld seconds. Saving...", (unsigned long long)changes, (long long)since);
-    static const char *argv[] = {"bgsave"};
-    static const size_t argl[] = {6};
-    tx_begin_internal(sh, cmd_lookup("bgsave", 6), 1, argv, argl);
+    run_internal(sh, "bgsave");
 }
 
 /* LASTSAVE */
@@ -311,6 +375,14 @@ static const command rows[] = {
      .since = "1.0.0",
      .acl = "admin slow dangerous",
      .summary = "Asynchronously save the dataset to disk"},
+    {.name = "bgrewriteaof",
+     .proc = bgrewriteaof_cmd,
+     .arity = 1,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_ALLSHARDS,
+     .group = "server",
+     .since = "1.0.0",
+     .acl = "admin slow dangerous",
+     .summary = "Asynchronously rewrite the append-only file"},
     {.name = "lastsave",
      .proc = lastsave_cmd,
      .arity = 1,

@@ -22,6 +22,7 @@
 #include "lib/log.h"
 #include "lib/mem.h"
 #include "persist/aof_parse.h"
+#include "persist/snapshot.h"
 #include "server/config.h"
 #include "shard/shard.h"
 #include <errno.h>
@@ -348,6 +349,41 @@ void aof_writer_open(int fd, uint64_t incr_size, uint64_t base_size) {
     pthread_mutex_unlock(&W.lock);
 }
 
+void aof_writer_switch(int fd) {
+    pthread_mutex_lock(&W.lock);
+    for (int i = 0; i < nshards; i++) {
+        aof_slot *s = &slots[i];
+        if (s->b.len) commit_locked(s);
+        if (s->in_tx) s->tx_at = s->tx_cmds = 0; /* the coordinator of the rewrite itself */
+    }
+    if (W.fd >= 0) flush_pending();
+    pthread_mutex_lock(&W.sync_lock);
+    if (W.fd >= 0) {
+        if (fdatasync(W.fd) < 0) log_msg(LOG_WARNING, "Fail to fsync the AOF file: %s", strerror(errno));
+        close(W.fd);
+    }
+    W.fd = fd;
+    W.file_db = -1;
+    W.ts = 0;
+    W.file_start = W.end;
+    STORE(W.synced, LOAD(W.written));
+    pthread_mutex_unlock(&W.sync_lock);
+    pthread_mutex_unlock(&W.lock);
+}
+
+void aof_sizes(uint64_t *current, uint64_t *base) {
+    pthread_mutex_lock(&W.lock);
+    *base = W.base_size;
+    *current = W.base_size + LOAD(W.end) - W.file_start;
+    pthread_mutex_unlock(&W.lock);
+}
+
+void aof_writer_set_base(uint64_t base_size) {
+    pthread_mutex_lock(&W.lock);
+    W.base_size = base_size;
+    pthread_mutex_unlock(&W.lock);
+}
+
 void aof_writer_close(void) {
     shard *sh = shard_self();
     pthread_mutex_lock(&W.lock);
@@ -385,19 +421,22 @@ void aof_shutdown(void) {
 
 /* ---- INFO ---- */
 
-extern uint64_t aof_rewrites;
-extern int64_t aof_last_rewrite_sec;
 
 void aof_info(buf *o) {
     int on = aof_active();
     int ok = !LOAD(W.write_errno) && !LOAD(W.fsync_errno);
     buf_printf(o,
-               "aof_enabled:%d\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\n"
-               "aof_last_rewrite_time_sec:%lld\r\naof_current_rewrite_time_sec:-1\r\n"
-               "aof_last_bgrewrite_status:ok\r\naof_rewrites:%llu\r\naof_rewrites_consecutive_failures:0\r\n"
+               "aof_enabled:%d\r\naof_rewrite_in_progress:%d\r\naof_rewrite_scheduled:%d\r\n"
+               "aof_last_rewrite_time_sec:%lld\r\naof_current_rewrite_time_sec:%lld\r\n"
+               "aof_last_bgrewrite_status:%s\r\naof_rewrites:%llu\r\naof_rewrites_consecutive_failures:%d\r\n"
                "aof_last_write_status:%s\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\n"
                "module_fork_last_cow_size:0\r\n",
-               on, (long long)aof_last_rewrite_sec, (unsigned long long)aof_rewrites, ok ? "ok" : "err");
+               on, snap_running_kind() == SNAP_AOF, __atomic_load_n(&aof_rewrite_scheduled, __ATOMIC_RELAXED),
+               (long long)__atomic_load_n(&aof_last_rewrite_sec, __ATOMIC_RELAXED),
+               snap_running_kind() == SNAP_AOF ? (long long)(mstime() - snap_started_ms) / 1000 : -1LL,
+               __atomic_load_n(&aof_rewrite_ok, __ATOMIC_RELAXED) ? "ok" : "err",
+               (unsigned long long)__atomic_load_n(&aof_rewrites, __ATOMIC_RELAXED),
+               __atomic_load_n(&aof_rewrite_failures, __ATOMIC_RELAXED), ok ? "ok" : "err");
     if (!on) return;
     size_t buffered = LOAD(W.npending);
     for (int i = 0; i < nshards; i++)

@@ -74,6 +74,24 @@ int aof_startup(int threads);
  * new incr file, persists the manifest, removes the old files. -1 with
  * Redis's CONFIG SET error text in err. */
 int aof_enable(char *err, size_t errlen);
+/* BGREWRITEAOF (the caller holds shards ids[0..n), all of them): opens a
+ * new incr file that takes every write from this point, lists it in the
+ * manifest, and starts a fork-free snapshot (persist/snapshot.h) of the
+ * data at this point as the new RDB base; when the base is in place the
+ * manifest drops the older files. 0 started (or nothing to do: appendonly
+ * no), else -1 with an error reply in err. */
+int aof_rewrite_start(const int *ids, int n, int64_t now_ms, char *err, size_t errlen);
+/* The writer's side: from now on append to fd (pending bytes go to the old
+ * file first, which is synced and closed); the base's new size for INFO. */
+void aof_writer_switch(int fd);
+void aof_writer_set_base(uint64_t base_size);
+/* INFO's aof_current_size and aof_base_size (auto-aof-rewrite-percentage). */
+void aof_sizes(uint64_t *current, uint64_t *base);
+/* Rewrite statistics for INFO (atomics). */
+extern uint64_t aof_rewrites;
+extern int64_t aof_last_rewrite_sec;
+extern int aof_rewrite_ok, aof_rewrite_failures, aof_rewrite_scheduled;
+
 /* CONFIG SET appendonly no (the caller holds every shard): writes the
  * calling shard's buffer, syncs and closes. */
 void aof_disable(void);

@@ -19,7 +19,9 @@
 #include "lib/log.h"
 #include "persist/aof.h"
 #include "persist/aof_manifest.h"
+#include "lib/mem.h"
 #include "persist/rdb.h"
+#include "persist/snapshot.h"
 #include "server/config.h"
 #include "shard/shard.h"
 #include <errno.h>
@@ -31,6 +33,9 @@
 
 uint64_t aof_rewrites;
 int64_t aof_last_rewrite_sec = -1;
+int aof_rewrite_ok = 1;
+int aof_rewrite_failures;
+int aof_rewrite_scheduled;
 
 void aof_path(buf *out, const char *name) {
     out->len = 0;
@@ -254,4 +259,105 @@ void aof_disable(void) {
     if (!aof_active()) return;
     aof_writer_close();
     log_msg(LOG_NOTICE, "AOF disabled: appending stopped");
+}
+
+/* ---- BGREWRITEAOF: the base from a fork-free snapshot ---- */
+
+typedef struct rewrite {
+    long long base_seq, incr_seq; /* the new base, the incr file opened at the cut */
+    char *base, *incr;
+    int64_t t0;
+} rewrite;
+
+/* Writer thread, the base in place (ok) or not: on success the manifest
+ * becomes the new base plus the incr files from the cut on, and the older
+ * files go; on failure the manifest written at the cut stays (old base, old
+ * and new incr files), which already holds every write. */
+static void rewrite_done(int ok, void *arg) {
+    rewrite *rw = arg;
+    aof_manifest cur, m = {0};
+    if (ok && aof_manifest_read(&cur) > 0) {
+        m.base_seq = cur.base_seq > rw->base_seq ? cur.base_seq : rw->base_seq;
+        m.incr_seq = cur.incr_seq;
+        aof_manifest_set_base(&m, rw->base, rw->base_seq);
+        for (int i = 0; i < cur.nincr; i++)
+            if (cur.incr[i].seq >= rw->incr_seq) aof_manifest_add_incr(&m, cur.incr[i].name, cur.incr[i].seq);
+        if (m.nincr && manifest_write(&m) == 0) {
+            remove_old(&cur, &m);
+            buf path = {0};
+            aof_path(&path, rw->base);
+            aof_writer_set_base((uint64_t)file_size(path.p));
+            buf_free(&path);
+        } else {
+            ok = 0;
+        }
+        aof_manifest_free(&cur);
+        aof_manifest_free(&m);
+    } else if (ok) {
+        ok = 0;
+    }
+    if (!ok) {
+        buf path = {0};
+        aof_path(&path, rw->base);
+        unlink(path.p); /* not in any manifest */
+        buf_free(&path);
+    }
+    __atomic_store_n(&aof_rewrite_ok, ok, __ATOMIC_RELAXED);
+    if (ok) {
+        __atomic_add_fetch(&aof_rewrites, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&aof_rewrite_failures, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&aof_last_rewrite_sec, (mono_us() - rw->t0) / 1000000, __ATOMIC_RELAXED);
+        log_msg(LOG_NOTICE, "Background AOF rewrite finished successfully");
+    } else {
+        __atomic_add_fetch(&aof_rewrite_failures, 1, __ATOMIC_RELAXED);
+        log_msg(LOG_WARNING, "Background AOF rewrite failed");
+    }
+    zfree(rw->base);
+    zfree(rw->incr);
+    zfree(rw);
+}
+
+int aof_rewrite_start(const int *ids, int n, int64_t now_ms, char *err, size_t errlen) {
+    if (make_dir() < 0) {
+        snprintf(err, errlen, "ERR Can't open or create the append-only dir");
+        return -1;
+    }
+    if (!aof_active()) return 0; /* as Redis with appendonly no: nothing to rewrite */
+    aof_manifest a;
+    if (aof_manifest_read(&a) < 0) {
+        snprintf(err, errlen, "ERR Can't read the AOF manifest");
+        return -1;
+    }
+    rewrite *rw = zcalloc(sizeof *rw);
+    rw->t0 = mono_us();
+    rw->base_seq = a.base_seq + 1;
+    rw->incr_seq = a.incr_seq + 1;
+    buf name = {0};
+    aof_name_incr(&name, cfg.appendfilename_s, rw->incr_seq);
+    rw->incr = zstrndup(name.p, name.len);
+    aof_name_base(&name, cfg.appendfilename_s, rw->base_seq, 1);
+    rw->base = zstrndup(name.p, name.len);
+    uint64_t size;
+    int fd = open_incr(rw->incr, 1, &size);
+    aof_manifest_add_incr(&a, rw->incr, rw->incr_seq);
+    int rc = -1;
+    if (fd >= 0 && manifest_write(&a) == 0) { /* the new incr file is part of the AOF from here on */
+        aof_writer_switch(fd);
+        fd = -1;
+        aof_path(&name, rw->base);
+        rc = snap_start(ids, n, name.p, now_ms, SNAP_AOF, rewrite_done, rw, err, errlen);
+        if (rc == 0) rw = NULL; /* rewrite_done frees it */
+    } else {
+        snprintf(err, errlen, "ERR Can't open the new AOF incr file");
+    }
+    if (fd >= 0) close(fd);
+    if (rw) {
+        __atomic_store_n(&aof_rewrite_ok, 0, __ATOMIC_RELAXED);
+        zfree(rw->base);
+        zfree(rw->incr);
+        zfree(rw);
+    }
+    buf_free(&name);
+    aof_manifest_free(&a);
+    return rc;
 }

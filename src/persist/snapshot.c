@@ -50,6 +50,9 @@ typedef struct snapshot {
     uint64_t dirty_at_cut[MAX_SHARDS];
     int n;
     int64_t start_us;
+    int kind;
+    snap_done_fn *done;
+    void *done_arg;
 } snapshot;
 
 typedef struct snap_part snap_part;
@@ -80,6 +83,9 @@ uint64_t snap_keys_total;
 static pthread_mutex_t current_mu = PTHREAD_MUTEX_INITIALIZER;
 static snapshot *current;
 static int writer_alive; /* atomic: the writer thread has not finished */
+static int running_kind; /* atomic: kind of the running snapshot */
+
+int snap_running_kind(void) { return snap_running() ? __atomic_load_n(&running_kind, __ATOMIC_RELAXED) : SNAP_NONE; }
 
 int snap_running(void) {
     return __atomic_load_n(&writer_alive, __ATOMIC_ACQUIRE) || __atomic_load_n(&snap_parts_running, __ATOMIC_ACQUIRE);
@@ -91,6 +97,11 @@ static void snapshot_unref(snapshot *s);
 
 static void finish(snapshot *s, int ok, const char *err) {
     int64_t secs = (mono_us() - s->start_us + 500000) / 1000000;
+    if (s->done) s->done(ok, s->done_arg);
+    if (s->kind != SNAP_RDB) {
+        if (!ok) log_msg(LOG_WARNING, "Background AOF rewrite error: %s", err);
+        return;
+    }
     if (ok) {
         for (int i = 0; i < s->n; i++)
             __atomic_store_n(&shards[s->ids[i]]->dirty_saved, s->dirty_at_cut[i], __ATOMIC_RELAXED);
@@ -132,8 +143,12 @@ static void *writer_main(void *arg) {
     /* Under current_mu: once snap_abort returns, no rename can follow. */
     pthread_mutex_lock(&current_mu);
     int ok = !s->abort && rdb_file_commit(&s->f, s->path, err, sizeof err) == 0;
-    if (s->abort) rdb_file_abandon(&s->f);
-    else finish(s, ok, err);
+    if (s->abort) {
+        rdb_file_abandon(&s->f);
+        if (s->done) s->done(0, s->done_arg);
+    } else {
+        finish(s, ok, err);
+    }
     current = NULL;
     pthread_mutex_unlock(&current_mu);
     __atomic_store_n(&writer_alive, 0, __ATOMIC_RELEASE);
@@ -328,20 +343,25 @@ static void cancel(snapshot *s) {
     __atomic_store_n(&writer_alive, 0, __ATOMIC_RELEASE);
 }
 
-int snap_start(const int *ids, int n, const char *path, int64_t now_ms, char *err, size_t errlen) {
+int snap_start(const int *ids, int n, const char *path, int64_t now_ms, int kind, snap_done_fn *done, void *arg,
+               char *err, size_t errlen) {
     if (snap_running()) {
         snprintf(err, errlen, "Background save already in progress");
         return -1;
     }
     snapshot *s = zcalloc(sizeof *s);
     char tmp[64];
-    snprintf(tmp, sizeof tmp, "temp-bgsave-%d.rdb", (int)getpid());
-    __atomic_store_n(&snap_last_try_ms, now_ms, __ATOMIC_RELAXED);
+    snprintf(tmp, sizeof tmp, kind == SNAP_RDB ? "temp-bgsave-%d.rdb" : "temp-rewriteaof-bg-%d.aof", (int)getpid());
+    if (kind == SNAP_RDB) __atomic_store_n(&snap_last_try_ms, now_ms, __ATOMIC_RELAXED);
     if (rdb_file_open(&s->f, tmp, err, errlen) < 0) {
         zfree(s);
-        __atomic_store_n(&snap_last_ok, 0, __ATOMIC_RELAXED);
+        if (kind == SNAP_RDB) __atomic_store_n(&snap_last_ok, 0, __ATOMIC_RELAXED);
         return -1;
     }
+    s->kind = kind;
+    s->done = done;
+    s->done_arg = arg;
+    __atomic_store_n(&running_kind, kind, __ATOMIC_RELAXED);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     snprintf(s->path, sizeof s->path, "%s", path);
@@ -378,7 +398,7 @@ int snap_start(const int *ids, int n, const char *path, int64_t now_ms, char *er
     }
     put_sizes(&s->head->b, ids, n, ndb);
     __atomic_store_n(&s->queued, s->head->b.len, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&rdb_saves, 1, __ATOMIC_RELAXED);
+    if (kind == SNAP_RDB) __atomic_add_fetch(&rdb_saves, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&snap_keys_done, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&snap_keys_total, total, __ATOMIC_RELAXED);
     __atomic_store_n(&snap_started_ms, now_ms, __ATOMIC_RELAXED);
@@ -398,7 +418,7 @@ int snap_start(const int *ids, int n, const char *path, int64_t now_ms, char *er
         cancel(s);
         return -1;
     }
-    log_msg(LOG_NOTICE, "Background saving started");
+    log_msg(LOG_NOTICE, kind == SNAP_RDB ? "Background saving started" : "Background append only file rewriting started");
     return 0;
 }
 

@@ -19,10 +19,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What a snapshot is for: BGSAVE's dump file or an AOF rewrite's base. */
+enum { SNAP_NONE = 0, SNAP_RDB = 1, SNAP_AOF = 2 };
+/* Called on the writer thread once the file is in place (ok) or not. */
+typedef void snap_done_fn(int ok, void *arg);
+
 /* Starts a background save of shards ids[0..n) to `path` (relative to the
  * working directory). The caller must hold every one of those shards.
- * -1 with err when one is already running or the temp file can't open. */
-int snap_start(const int *ids, int n, const char *path, int64_t now_ms, char *err, size_t errlen);
+ * kind SNAP_RDB keeps the save statistics (LASTSAVE, INFO rdb_*); done
+ * (may be NULL) hears the outcome. -1 with err when one is already running
+ * or the temp file can't open. */
+int snap_start(const int *ids, int n, const char *path, int64_t now_ms, int kind, snap_done_fn *done, void *arg,
+               char *err, size_t errlen);
+/* SNAP_RDB or SNAP_AOF while one runs, else SNAP_NONE. */
+int snap_running_kind(void);
 /* Shard loop: one bounded slice of the calling shard's walk. */
 void snap_step(shard *sh);
 /* The writer is behind: walking waits for the queue to drain. */

@@ -18,7 +18,7 @@ import time
 import pytest
 import redis
 
-from helpers import Server
+from helpers import Server, raw_exchange
 from dataset import fill, snapshot
 
 AOF = ("--appendonly", "yes")
@@ -548,3 +548,88 @@ def test_info_persistence(spawn, target):
         assert k in info, k
     assert info["aof_enabled"] == 1 and info["aof_rewrite_in_progress"] == 0
     assert info["aof_current_size"] > info["aof_base_size"] > 0
+
+
+# ---- BGREWRITEAOF (shoal: the base comes from a fork-free snapshot) ----
+
+def wait_rewrite(c, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        info = c.info("persistence")
+        if not info["aof_rewrite_in_progress"] and not info.get("aof_rewrite_scheduled"):
+            return info
+        time.sleep(0.02)
+    raise AssertionError("the AOF rewrite did not finish")
+
+
+def test_bgrewriteaof_new_base_and_restart(spawn, target):
+    s = spawn(*LIVE)
+    c = s.new_client()
+    fill(c)
+    before_files = manifest(s.dir)
+    assert raw_exchange(s, b"BGREWRITEAOF\r\n") == b"+Background append only file rewriting started\r\n"
+    info = wait_rewrite(c)
+    assert info["aof_last_bgrewrite_status"] == "ok"
+    files = manifest(s.dir)
+    assert [t for _, _, t in files] == ["b", "i"]
+    assert files[0][1] == before_files[0][1] + 1 and files[1][1] == before_files[-1][1] + 1
+    assert sorted(os.listdir(os.path.join(s.dir, AOFDIR))) == sorted([n for n, _, _ in files] +
+                                                                       ["appendonly.aof.manifest"])
+    c.set("after", "1")
+    want = snapshot(c)
+    check_aof(s.dir)
+    c2 = restart(spawn, s).new_client()
+    assert snapshot(c2) == want
+
+
+def test_writes_during_rewrite_are_kept(spawn, target):
+    s = spawn(*LIVE, "--rdb-key-save-delay", "200")
+    c = s.new_client()
+    c.mset({"k%d" % i: "old" for i in range(2000)})  # about 0.4 s of rewriting
+    assert raw_exchange(s, b"BGREWRITEAOF\r\n") == b"+Background append only file rewriting started\r\n"
+    assert c.info("persistence")["aof_rewrite_in_progress"] == 1
+    with pytest.raises(redis.ResponseError, match="rewriting already in progress"):
+        c.execute_command("BGREWRITEAOF")
+    with pytest.raises(redis.ResponseError, match="Another child process is active"):
+        c.execute_command("BGSAVE")
+    for i in range(0, 2000, 2):
+        c.set("k%d" % i, "new")
+    c.delete("k1")
+    wait_rewrite(c)
+    names = ["k%d" % i for i in range(2000)]
+    want = dict(zip(names, c.mget(names)))
+    c2 = restart(spawn, s).new_client()
+    got = dict(zip(want, c2.mget(list(want))))
+    assert got == want and got["k0"] == b"new" and got["k1"] is None and got["k3"] == b"old"
+
+
+def test_rewrite_and_bgsave_schedule_each_other(spawn, target):
+    s = spawn(*LIVE, "--rdb-key-save-delay", "100")
+    c = s.new_client()
+    c.mset({"k%d" % i: "v" for i in range(3000)})
+    assert c.execute_command("BGSAVE") is True
+    assert raw_exchange(s, b"BGREWRITEAOF\r\n") == b"+Background append only file rewriting scheduled\r\n"
+    info = wait_rewrite(c)
+    assert info["aof_last_bgrewrite_status"] == "ok" and info["rdb_last_bgsave_status"] == "ok"
+    assert os.path.exists(os.path.join(s.dir, "dump.rdb"))
+    assert raw_exchange(s, b"BGREWRITEAOF\r\n") == b"+Background append only file rewriting started\r\n"
+    assert raw_exchange(s, b"BGSAVE SCHEDULE\r\n") == b"+Background saving scheduled\r\n"
+    wait_rewrite(c)
+    deadline = time.time() + 30
+    while c.info("persistence")["rdb_bgsave_in_progress"] or time.time() < deadline and \
+            c.info("persistence")["rdb_saves"] < 2:
+        time.sleep(0.05)
+    assert c.info("persistence")["rdb_saves"] >= 2
+
+
+def test_auto_rewrite(spawn, target):
+    s = spawn(*LIVE, "--auto-aof-rewrite-percentage", "100", "--auto-aof-rewrite-min-size", "4096")
+    c = s.new_client()
+    seq = manifest(s.dir)[0][1]
+    for i in range(200):
+        c.set("key%d" % i, "x" * 100)
+    deadline = time.time() + 20
+    while time.time() < deadline and manifest(s.dir)[0][1] == seq:
+        time.sleep(0.1)
+    assert manifest(s.dir)[0][1] > seq
+    assert "rewrit" in s.read_log().lower()
