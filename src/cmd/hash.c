@@ -4,11 +4,11 @@
  * A hash is one pointer in its keyspace entry, and the pointer's low bit
  * is the encoding (both kinds of block are at least 8-byte aligned):
  *
- *   bit 0 clear   pack *   "listpack": field, value, field, value ... in
- *                          insertion order; lookups walk the fields
+ *   bit 0 clear   hpack *  "listpack": field/value pairs in insertion order
+ *                          (core/hpack.h); lookups walk the fields
  *   bit 0 set     smap *   "hashtable": an SMAP_BYTES map field -> value
  *
- * so a small hash costs its pack and no header. A pack becomes an smap
+ * so a small hash costs its hpack and no header. An hpack becomes an smap
  * (never back, as in Redis) when a write stores a field or value longer
  * than hash-max-listpack-value, would grow the pack past its safety limit,
  * or leaves more than hash-max-listpack-entries fields (an update counts
@@ -19,7 +19,7 @@
  * loses its last field deletes its key. */
 #include "cmd/cmd.h"
 #include "cmd/hash.h"
-#include "core/pack.h"
+#include "core/hpack.h"
 #include "core/smap.h"
 #include "lib/mem.h"
 #include "server/config.h"
@@ -34,7 +34,7 @@
 
 static int is_map(const void *o) { return ((uintptr_t)o & MAP_BIT) != 0; }
 static smap *as_map(const void *o) { return (smap *)((uintptr_t)o & ~MAP_BIT); }
-static pack *as_pack(const void *o) { return (pack *)(uintptr_t)o; }
+static hpack *as_hp(const void *o) { return (hpack *)(uintptr_t)o; }
 static void *of_map(smap *m) {
     assert(((uintptr_t)m & MAP_BIT) == 0);
     return (void *)((uintptr_t)m | MAP_BIT);
@@ -48,10 +48,14 @@ typedef struct hstr {
     char buf[PACK_INTBUF];
 } hstr;
 
-static void pack_str(const pack *p, size_t pos, hstr *out) {
-    pack_val v;
-    pack_get(p, pos, &v);
-    out->s = pack_val_str(&v, out->buf, &out->len);
+static void val_str(const pack_val *pv, hstr *out) { out->s = pack_val_str(pv, out->buf, &out->len); }
+
+/* The pair at pos of h (either output may be NULL). */
+static void pair_str(const hpack *h, size_t pos, hstr *f, hstr *v) {
+    pack_val fv, vv;
+    hpack_get(h, pos, f ? &fv : NULL, v ? &vv : NULL);
+    if (f) val_str(&fv, f);
+    if (v) val_str(&vv, v);
 }
 
 static void elem_str(const smap *m, const smap_elem *e, hstr *f, hstr *v) {
@@ -61,7 +65,7 @@ static void elem_str(const smap *m, const smap_elem *e, hstr *f, hstr *v) {
 
 /* ---- operations on a value ---- */
 
-static size_t hash_len(const void *o) { return is_map(o) ? smap_size(as_map(o)) : pack_count(as_pack(o)) / 2; }
+static size_t hash_len(const void *o) { return is_map(o) ? smap_size(as_map(o)) : hpack_count(as_hp(o)); }
 
 /* 1 and the value of field f in *v, or 0 when there is no such field. */
 static int hash_get(const void *o, const char *f, size_t fl, hstr *v) {
@@ -69,64 +73,57 @@ static int hash_get(const void *o, const char *f, size_t fl, hstr *v) {
         v->s = smap_get(as_map(o), f, fl, &v->len);
         return v->s != NULL;
     }
-    const pack *p = as_pack(o);
-    size_t pos = pack_find(p, 0, f, fl, 1);
+    const hpack *h = as_hp(o);
+    size_t pos = hpack_find(h, f, fl);
     if (!pos) return 0;
-    pack_str(p, pack_next(p, pos), v);
+    pair_str(h, pos, NULL, v);
     return 1;
 }
 
-/* The pack's pairs moved into a new map; frees p. */
-static void *to_map(pack *p) {
+/* The hpack's pairs moved into a new map; frees h. */
+static void *to_map(hpack *h) {
     smap *m = smap_create(SMAP_BYTES);
-    for (size_t pos = pack_first(p); pos; pos = pack_next(p, pos)) {
+    for (size_t pos = hpack_first(h); pos; pos = hpack_next(h, pos)) {
         hstr f, v;
-        pack_str(p, pos, &f);
-        pos = pack_next(p, pos);
-        pack_str(p, pos, &v);
+        pair_str(h, pos, &f, &v);
         smap_add(m, f.s, f.len, v.s, v.len);
     }
-    pack_destroy(&p);
+    hpack_destroy(&h);
     return of_map(m);
 }
 
-/* May this pair go into (or replace a pair of) pack p? */
-static int pack_takes(const pack *p, const char *f, size_t fl, const char *v, size_t vl) {
+/* May this pair go into (or replace a pair of) hpack h? */
+static int hp_takes(const hpack *h, const char *f, size_t fl, const char *v, size_t vl) {
     int64_t max = cfg_get(hash_max_listpack_value);
     return (int64_t)fl <= max && (int64_t)vl <= max &&
-           pack_safe_to_add(p, pack_entry_size(f, fl) + pack_entry_size(v, vl));
+           hpack_bytes(h) + hpack_pair_size(f, fl, v, vl) <= PACK_SAFETY_LIMIT;
 }
 
 /* Sets field f to v, converting the encoding when needed (see the top).
  * Returns 1 when the field is new, 0 when its value was replaced. v must not
  * point into the hash. */
 static int hash_set(void **o, const char *f, size_t fl, const char *v, size_t vl) {
-    if (!is_map(*o) && !pack_takes(as_pack(*o), f, fl, v, vl)) *o = to_map(as_pack(*o));
+    if (!is_map(*o) && !hp_takes(as_hp(*o), f, fl, v, vl)) *o = to_map(as_hp(*o));
     if (is_map(*o)) {
         int added;
         smap_set(as_map(*o), f, fl, v, vl, &added);
         return added;
     }
-    pack *p = as_pack(*o);
-    size_t pos = pack_find(p, 0, f, fl, 1);
-    if (pos) {
-        p = pack_replace(p, pack_next(p, pos), v, vl);
-    } else {
-        p = pack_append(p, f, fl);
-        p = pack_append(p, v, vl);
-    }
-    *o = p;
-    if ((int64_t)(pack_count(p) / 2) > cfg_get(hash_max_listpack_entries)) *o = to_map(p);
+    hpack *h = as_hp(*o);
+    size_t pos = hpack_find(h, f, fl);
+    h = pos ? hpack_replace(h, pos, v, vl) : hpack_append(h, f, fl, v, vl);
+    *o = h;
+    if ((int64_t)hpack_count(h) > cfg_get(hash_max_listpack_entries)) *o = to_map(h);
     return pos == 0;
 }
 
 /* Deletes field f; returns 1 when it was there. */
 static int hash_del(void **o, const char *f, size_t fl) {
     if (is_map(*o)) return smap_delete(as_map(*o), f, fl);
-    pack *p = as_pack(*o);
-    size_t pos = pack_find(p, 0, f, fl, 1);
+    hpack *h = as_hp(*o);
+    size_t pos = hpack_find(h, f, fl);
     if (!pos) return 0;
-    *o = pack_delete(p, pos, 2);
+    *o = hpack_delete(h, pos);
     return 1;
 }
 
@@ -143,7 +140,7 @@ static void hash_iter_start(hash_iter *it, const void *o) {
     if (is_map(o))
         smap_iter_start(&it->mi, as_map(o));
     else
-        it->pos = pack_first(as_pack(o));
+        it->pos = hpack_first(as_hp(o));
 }
 
 /* 1 with the next pair in *f and *v (either may be NULL), 0 at the end. */
@@ -153,12 +150,10 @@ static int hash_iter_next(hash_iter *it, hstr *f, hstr *v) {
         if (e) elem_str(as_map(it->o), e, f, v);
         return e != NULL;
     }
-    const pack *p = as_pack(it->o);
+    const hpack *h = as_hp(it->o);
     if (!it->pos) return 0;
-    if (f) pack_str(p, it->pos, f);
-    it->pos = pack_next(p, it->pos);
-    if (v) pack_str(p, it->pos, v);
-    it->pos = pack_next(p, it->pos);
+    pair_str(h, it->pos, f, v);
+    it->pos = hpack_next(h, it->pos);
     return 1;
 }
 
@@ -173,15 +168,15 @@ static void hash_free(void *o) {
         smap *m = as_map(o);
         smap_free(&m);
     } else {
-        pack *p = as_pack(o);
-        pack_destroy(&p);
+        hpack *h = as_hp(o);
+        hpack_destroy(&h);
     }
 }
 
-static size_t hash_usage(const void *o) { return is_map(o) ? smap_mem_usage(as_map(o)) : zmalloc_size(as_pack(o)); }
+static size_t hash_usage(const void *o) { return is_map(o) ? smap_mem_usage(as_map(o)) : zmalloc_size(as_hp(o)); }
 
 static void *hash_copy(const void *o) {
-    if (!is_map(o)) return pack_dup(as_pack(o));
+    if (!is_map(o)) return hpack_dup(as_hp(o));
     smap *m = smap_create(SMAP_BYTES);
     hash_iter it;
     hstr f, v;
@@ -208,7 +203,7 @@ static entry **find(cmd_ctx *c, int reading, db **dp) { return ctx_lookup(c, 1, 
 static int not_hash(cmd_ctx *c, entry **l) { return ctx_wrong_type(c, l ? *l : NULL, T_HASH); }
 
 /* The hash at l, or a new empty one when the key is missing. */
-static void *value_or_new(entry **l) { return l ? entry_obj(*l) : pack_create(); }
+static void *value_or_new(entry **l) { return l ? entry_obj(*l) : hpack_create(); }
 
 /* Stores the (possibly moved) value o of argv[1]: into the entry at l, or
  * under a new key; a hash left empty deletes the key. */
@@ -459,14 +454,12 @@ static void rand_repeat(cmd_ctx *c, const void *o, unsigned long long n, int wit
         }
         return;
     }
-    const pack *p = as_pack(o);
+    const hpack *h = as_hp(o);
     size_t len = hash_len(o), *at = zmalloc(len * sizeof *at), i = 0;
-    for (size_t pos = pack_first(p); pos; pos = pack_next(p, pack_next(p, pos)))
+    for (size_t pos = hpack_first(h); pos; pos = hpack_next(h, pos))
         at[i++] = pos;
     while (n--) {
-        size_t pos = at[shard_rand(c->sh) % len];
-        pack_str(p, pos, &f);
-        pack_str(p, pack_next(p, pos), &v);
+        pair_str(h, at[shard_rand(c->sh) % len], &f, &v);
         reply_pair(c, &f, &v, withvalues);
     }
     zfree(at);
@@ -563,8 +556,8 @@ static void hrandfield_cmd(cmd_ctx *c) {
         rnd_shard = c->sh;
         elem_str(as_map(o), smap_random(as_map(o), rnd_next), &f, NULL);
     } else {
-        long i = (long)(shard_rand(c->sh) % hash_len(o));
-        pack_str(as_pack(o), pack_index(as_pack(o), 2 * i), &f);
+        size_t i = (size_t)(shard_rand(c->sh) % hash_len(o));
+        pair_str(as_hp(o), hpack_index(as_hp(o), i), &f, NULL);
     }
     reply_bulk(c, f.s, f.len);
 }
@@ -684,7 +677,7 @@ void hash_register(void) {
 
 size_t hash_value_len(const void *o) { return hash_len(o); }
 
-const pack *hash_value_pack(const void *o) { return is_map(o) ? NULL : as_pack(o); }
+const hpack *hash_value_hpack(const void *o) { return is_map(o) ? NULL : as_hp(o); }
 
 void hash_value_foreach(const void *o, hash_pair_fn *fn, void *ud) {
     hash_iter it;
@@ -696,14 +689,25 @@ void hash_value_foreach(const void *o, hash_pair_fn *fn, void *ud) {
 
 void *hash_value_new(size_t hint) {
     if ((long long)hint > cfg_get(hash_max_listpack_entries)) return of_map(smap_create(SMAP_BYTES));
-    return pack_create();
+    return hpack_create();
 }
 
 int hash_value_add(void **o, const char *f, size_t fl, const char *v, size_t vl) { return hash_set(o, f, fl, v, vl); }
 
 void *hash_value_from_pack(pack *p) {
-    if ((long long)(pack_count(p) / 2) > cfg_get(hash_max_listpack_entries)) return to_map(p);
-    return p;
+    void *o = hpack_create();
+    for (size_t pos = pack_first(p); pos; pos = pack_next(p, pack_next(p, pos))) {
+        pack_val f, v;
+        hstr fs, vs;
+        pack_get(p, pos, &f);
+        pack_get(p, pack_next(p, pos), &v);
+        val_str(&f, &fs);
+        val_str(&v, &vs);
+        o = hpack_append(o, fs.s, fs.len, vs.s, vs.len);
+    }
+    pack_destroy(&p);
+    if ((long long)hpack_count(o) > cfg_get(hash_max_listpack_entries)) return to_map(o);
+    return o;
 }
 
 void hash_value_free(void *o) { hash_free(o); }

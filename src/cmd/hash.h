@@ -4,14 +4,15 @@
  * top of hash.c; these functions run on the thread that owns it. */
 #ifndef SHOAL_CMD_HASH_H
 #define SHOAL_CMD_HASH_H
+#include "core/hpack.h"
 #include "core/pack.h"
 #include <stddef.h>
 
 typedef void hash_pair_fn(void *ud, const char *f, size_t fl, const char *v, size_t vl);
 
 size_t hash_value_len(const void *o);
-/* The pack (field, value, ...) of a "listpack" hash; NULL for "hashtable". */
-const pack *hash_value_pack(const void *o);
+/* The hpack of a "listpack" hash; NULL for "hashtable". */
+const hpack *hash_value_hpack(const void *o);
 /* Calls fn for every pair (strings valid during the call only). */
 void hash_value_foreach(const void *o, hash_pair_fn *fn, void *ud);
 
@@ -23,8 +24,8 @@ void *hash_value_new(size_t hint);
  * as corrupt input). */
 int hash_value_add(void **o, const char *f, size_t fl, const char *v, size_t vl);
 /* Takes ownership of a pack of field, value pairs with distinct fields
- * and returns the value: the pack itself, or a hashtable when it has more
- * than hash-max-listpack-entries pairs. */
+ * (frees it) and returns the value: an hpack of the same pairs, or a
+ * hashtable when it has more than hash-max-listpack-entries pairs. */
 void *hash_value_from_pack(pack *p);
 void hash_value_free(void *o);
 /* The value of field f, or NULL when absent. *vl gets its length; an

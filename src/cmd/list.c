@@ -2,17 +2,18 @@
  * RPOP LLEN LINDEX LSET LRANGE LTRIM LINSERT LREM LPOS LMOVE RPOPLPUSH
  * LMPOP, and the helpers of list.h that the blocking commands reuse.
  *
- * A list is a quicklist * kept directly as the object of its T_LIST entry
- * (no header of our own: the quicklist never moves, so the entry's pointer
- * is written once). Every write first applies the current
- * list-max-listpack-size to the quicklist, so CONFIG SET shapes the nodes
+ * A list is an lobj (core/lobj.h) kept as the object of its T_LIST entry:
+ * its one pack while it fits in one node, else a quicklist. Every write
+ * passes the current list-max-listpack-size, so CONFIG SET shapes the nodes
  * made from then on. list-compress-depth is accepted but ignored: nodes
  * are never compressed. OBJECT ENCODING answers "quicklist" for every
  * list, as redis-server 7.0 does.
  *
- * Handlers keep the quicklist pointer rather than the entry's link (links
- * go stale when another lookup expires or moves a key); a list that loses
- * its last element is deleted by key. New lists enter the keyspace only
+ * Handlers keep the entry rather than its link (links go stale when
+ * another lookup expires or moves a key; the entry itself stays put while
+ * a command runs). An lobj call may replace the value, so every change is
+ * load (entry_obj), change, store (entry_set_obj); a list that loses its
+ * last element is deleted by key. New lists enter the keyspace only
  * through db_add, with their elements already in them. */
 #include "cmd/list.h"
 #include "lib/mem.h"
@@ -27,14 +28,12 @@ static int configured_fill(void) {
     return f > INT_MAX ? INT_MAX : (int)f;
 }
 
-quicklist *list_new(void) { return quicklist_create(configured_fill()); }
+void *list_new(void) { return lobj_new(); }
+int list_config_fill(void) { return configured_fill(); }
 
-static void list_free(void *o) {
-    quicklist *ql = o;
-    quicklist_destroy(&ql);
-}
-static size_t list_usage(const void *o) { return quicklist_bytes(o); }
-static void *list_copy(const void *o) { return quicklist_dup(o); }
+static void list_free(void *o) { lobj_free(o); }
+static size_t list_usage(const void *o) { return lobj_bytes(o); }
+static void *list_copy(const void *o) { return lobj_dup(o); }
 static const char *list_encoding(const void *o) { return "quicklist"; }
 
 static const type_ops list_ops = {
@@ -42,58 +41,53 @@ static const type_ops list_ops = {
 
 /* ---- lookups and small helpers ---- */
 
-/* The list of the key argv[i]: 1 and *out, 0 when the key is missing, -1
- * after replying WRONGTYPE. *dp gets the key's database. reading: count a
- * keyspace hit or miss. */
-static int find(cmd_ctx *c, int i, int reading, db **dp, quicklist **out) {
+/* The entry of the list at key argv[i]: 1 and *out, 0 when the key is
+ * missing, -1 after replying WRONGTYPE. *dp gets the key's database.
+ * reading: count a keyspace hit or miss. */
+static int find(cmd_ctx *c, int i, int reading, db **dp, entry **out) {
     entry **l = ctx_lookup(c, i, reading, dp);
     *out = NULL;
     if (!l) return 0;
     if (ctx_wrong_type(c, *l, T_LIST)) return -1;
-    *out = entry_obj(*l);
+    *out = *l;
     return 1;
 }
 
-/* The list at argv[i] before a change: the current fill rule applies. */
-static int find_for_write(cmd_ctx *c, int i, db **dp, quicklist **out) {
-    int r = find(c, i, 0, dp, out);
-    if (r > 0) quicklist_set_fill(*out, configured_fill());
-    return r;
+/* Deletes the key argv[i] when its list (in e) became empty. */
+static void drop_if_empty(cmd_ctx *c, db *d, int i, const entry *e) {
+    if (lobj_count(entry_obj(e)) == 0) db_delete(d, c->argv[i], c->argl[i], ctx_now(c));
 }
 
-/* Deletes the key argv[i] when its list ql became empty. */
-static void drop_if_empty(cmd_ctx *c, db *d, int i, const quicklist *ql) {
-    if (quicklist_count(ql) == 0) db_delete(d, c->argv[i], c->argl[i], ctx_now(c));
-}
-
-/* Puts the new list ql under the key argv[i] (ql holds its elements). */
-static void add_list(cmd_ctx *c, db *d, int i, quicklist *ql) {
-    db_add(d, entry_new_obj(c->argv[i], c->argl[i], T_LIST, ql, -1));
+/* Puts the new list o under the key argv[i] (o holds its elements). */
+static void add_list(cmd_ctx *c, db *d, int i, void *o) {
+    db_add(d, entry_new_obj(c->argv[i], c->argl[i], T_LIST, o, -1));
 }
 
 /* One element as bytes; integers are spelled into buf (PACK_INTBUF). */
-static const char *elem_at(const ql_pos *pos, char *buf, size_t *len) {
+static const char *elem_at(const lobj_pos *pos, char *buf, size_t *len) {
     pack_val v;
-    quicklist_get(pos, &v);
+    lobj_get(pos, &v);
     return pack_val_str(&v, buf, len);
 }
 
-static void reply_pos(cmd_ctx *c, const ql_pos *pos) {
+static void reply_pos(cmd_ctx *c, const lobj_pos *pos) {
     char buf[PACK_INTBUF];
     size_t n;
     const char *s = elem_at(pos, buf, &n);
     reply_bulk(c, s, n);
 }
 
-/* Replies the element at one end and removes it. */
-static void reply_pop_one(cmd_ctx *c, quicklist *ql, int where) {
-    ql_pos pos;
+/* Replies the element at one end of the list in e and removes it. */
+static void reply_pop_one(cmd_ctx *c, entry *e, int where) {
+    void *o = entry_obj(e);
+    lobj_pos pos;
     if (where == QL_HEAD)
-        quicklist_first(ql, &pos);
+        lobj_first(o, &pos);
     else
-        quicklist_last(ql, &pos);
+        lobj_last(o, &pos);
     reply_pos(c, &pos);
-    quicklist_pop(ql, where);
+    lobj_pop(&o, where);
+    entry_set_obj(e, o);
 }
 
 int list_parse_where(cmd_ctx *c, int i, int *where) {
@@ -127,18 +121,22 @@ static int norm_range(long long start, long long end, size_t len, size_t *from, 
 /* LPUSH / RPUSH key element [element ...]; only_existing: LPUSHX / RPUSHX */
 static void push_generic(cmd_ctx *c, int where, int only_existing) {
     db *d;
-    quicklist *ql;
-    int r = find_for_write(c, 1, &d, &ql);
+    entry *e;
+    int r = find(c, 1, 0, &d, &e);
     if (r < 0) return;
     if (r == 0 && only_existing) {
         reply_int(c, 0);
         return;
     }
-    if (r == 0) ql = list_new();
+    void *o = r ? entry_obj(e) : list_new();
+    int fill = configured_fill();
     for (int i = 2; i < c->argc; i++)
-        quicklist_push(ql, where, c->argv[i], c->argl[i]);
-    if (r == 0) add_list(c, d, 1, ql);
-    reply_int(c, (long long)quicklist_count(ql));
+        lobj_push(&o, fill, where, c->argv[i], c->argl[i]);
+    if (r)
+        entry_set_obj(e, o);
+    else
+        add_list(c, d, 1, o);
+    reply_int(c, (long long)lobj_count(o));
 }
 
 /* LPUSH key element [element ...] */
@@ -152,20 +150,20 @@ static void rpushx_cmd(cmd_ctx *c) { push_generic(c, QL_TAIL, 1); }
 
 int list_pop_reply(cmd_ctx *c, int i, int where, long count, int shape) {
     db *d;
-    quicklist *ql;
-    int r = find(c, i, 0, &d, &ql);
+    entry *e;
+    int r = find(c, i, 0, &d, &e);
     if (r <= 0) return r;
     int many = shape == LIST_REPLY_MANY || shape == LIST_REPLY_KEY_MANY;
-    size_t n = 1;
-    if (many) n = count <= 0 ? 0 : ((unsigned long)count < quicklist_count(ql) ? (size_t)count : quicklist_count(ql));
+    size_t n = 1, len = lobj_count(entry_obj(e));
+    if (many) n = count <= 0 ? 0 : ((unsigned long)count < len ? (size_t)count : len);
     if (shape == LIST_REPLY_KEY_ONE || shape == LIST_REPLY_KEY_MANY) {
         reply_array(c, 2);
         reply_bulk(c, c->argv[i], c->argl[i]);
     }
     if (many) reply_array(c, (long long)n);
     for (size_t k = 0; k < n; k++)
-        reply_pop_one(c, ql, where);
-    drop_if_empty(c, d, i, ql);
+        reply_pop_one(c, e, where);
+    drop_if_empty(c, d, i, e);
     return 1;
 }
 
@@ -232,27 +230,31 @@ static void lmpop_cmd(cmd_ctx *c) {
 
 int list_move_reply(cmd_ctx *c, int src, int dst, int from, int to) {
     db *sd, *dd;
-    quicklist *sq, *dq;
-    int r = find_for_write(c, src, &sd, &sq);
+    entry *se, *de;
+    int r = find(c, src, 0, &sd, &se);
     if (r <= 0) return r;
-    if (find_for_write(c, dst, &dd, &dq) < 0) return -1;
-    ql_pos pos;
+    if (find(c, dst, 0, &dd, &de) < 0) return -1;
+    lobj_pos pos;
     if (from == QL_HEAD)
-        quicklist_first(sq, &pos);
+        lobj_first(entry_obj(se), &pos);
     else
-        quicklist_last(sq, &pos);
+        lobj_last(entry_obj(se), &pos);
     char buf[PACK_INTBUF];
     size_t n;
     const char *s = elem_at(&pos, buf, &n);
     reply_bulk(c, s, n);
-    int created = dq == NULL;
-    if (created) dq = list_new();
-    /* Push before the pop: s may point into sq, and when sq is dq the pop
-     * at `from` then takes the right element (the copy when from == to). */
-    quicklist_push(dq, to, s, n);
-    quicklist_pop(sq, from);
-    drop_if_empty(c, sd, src, sq);
-    if (created) add_list(c, dd, dst, dq);
+    /* Push before the pop: s may point into the source, and when source
+     * and destination are one list the pop at `from` then takes the right
+     * element (the copy when from == to). The source is loaded again after
+     * the push, which may have replaced it. */
+    void *dobj = de ? entry_obj(de) : list_new();
+    lobj_push(&dobj, configured_fill(), to, s, n);
+    if (de) entry_set_obj(de, dobj);
+    void *sobj = entry_obj(se);
+    lobj_pop(&sobj, from);
+    entry_set_obj(se, sobj);
+    drop_if_empty(c, sd, src, se);
+    if (!de) add_list(c, dd, dst, dobj);
     return 1;
 }
 
@@ -273,25 +275,25 @@ static void rpoplpush_cmd(cmd_ctx *c) {
 /* LLEN key */
 static void llen_cmd(cmd_ctx *c) {
     db *d;
-    quicklist *ql;
-    int r = find(c, 1, 1, &d, &ql);
-    if (r >= 0) reply_int(c, r ? (long long)quicklist_count(ql) : 0);
+    entry *e;
+    int r = find(c, 1, 1, &d, &e);
+    if (r >= 0) reply_int(c, r ? (long long)lobj_count(entry_obj(e)) : 0);
 }
 
 /* LINDEX key index */
 static void lindex_cmd(cmd_ctx *c) {
     db *d;
-    quicklist *ql;
+    entry *e;
     long long idx;
-    int r = find(c, 1, 1, &d, &ql);
+    int r = find(c, 1, 1, &d, &e);
     if (r < 0) return;
     if (r == 0) {
         reply_null(c);
         return;
     }
     if (!arg_ll(c, 2, &idx)) return;
-    ql_pos pos;
-    if (quicklist_index(ql, (long)idx, &pos))
+    lobj_pos pos;
+    if (lobj_index(entry_obj(e), (long)idx, &pos))
         reply_pos(c, &pos);
     else
         reply_null(c);
@@ -302,18 +304,18 @@ static void lrange_cmd(cmd_ctx *c) {
     long long start, end;
     if (!arg_ll(c, 2, &start) || !arg_ll(c, 3, &end)) return;
     db *d;
-    quicklist *ql;
-    int r = find(c, 1, 1, &d, &ql);
+    entry *e;
+    int r = find(c, 1, 1, &d, &e);
     if (r < 0) return;
     size_t from, to;
-    if (r == 0 || !norm_range(start, end, quicklist_count(ql), &from, &to)) {
+    if (r == 0 || !norm_range(start, end, lobj_count(entry_obj(e)), &from, &to)) {
         reply_array(c, 0);
         return;
     }
     reply_array(c, (long long)(to - from + 1));
-    ql_pos pos;
-    quicklist_index(ql, (long)from, &pos);
-    for (size_t k = from; k <= to; k++, quicklist_next(&pos))
+    lobj_pos pos;
+    lobj_index(entry_obj(e), (long)from, &pos);
+    for (size_t k = from; k <= to; k++, lobj_next(&pos))
         reply_pos(c, &pos);
 }
 
@@ -354,24 +356,24 @@ static int lpos_parse(cmd_ctx *c, int from, lpos_opts *o) {
     return 1;
 }
 
-/* Walks ql for argv[2] as o says, replying each qualifying index (counted
+/* Walks the list o for argv[2] as o says, replying each qualifying index (counted
  * from the head); returns how many were replied. Without COUNT it stops at
  * the first. RANK -9223372036854775808 makes every match from the tail
  * qualify and ignores COUNT, as Redis 7.0's arithmetic does. */
-static long long lpos_walk(cmd_ctx *c, const quicklist *ql, const lpos_opts *o) {
+static long long lpos_walk(cmd_ctx *c, const void *ql, const lpos_opts *o) {
     int back = o->rank < 0;
     int wild = o->rank == LLONG_MIN;
     unsigned long long skip = back ? (unsigned long long)(-(o->rank + 1)) : (unsigned long long)(o->rank - 1);
     unsigned long long want = !o->has_count ? 1 : (o->count == 0 || wild ? ULLONG_MAX : (unsigned long long)o->count);
-    size_t len = quicklist_count(ql);
+    size_t len = lobj_count(ql);
     long long replied = 0;
-    ql_pos pos;
+    lobj_pos pos;
     if (back)
-        quicklist_last(ql, &pos);
+        lobj_last(ql, &pos);
     else
-        quicklist_first(ql, &pos);
-    for (size_t seen = 0; pos.node && (o->maxlen == 0 || seen < (unsigned long long)o->maxlen); seen++) {
-        if (quicklist_eq(&pos, c->argv[2], c->argl[2])) {
+        lobj_first(ql, &pos);
+    for (size_t seen = 0; lobj_pos_ok(&pos) && (o->maxlen == 0 || seen < (unsigned long long)o->maxlen); seen++) {
+        if (lobj_eq(&pos, c->argv[2], c->argl[2])) {
             if (wild || skip == 0) {
                 reply_int(c, (long long)(back ? len - 1 - seen : seen));
                 if ((unsigned long long)++replied >= want) break;
@@ -380,9 +382,9 @@ static long long lpos_walk(cmd_ctx *c, const quicklist *ql, const lpos_opts *o) 
             }
         }
         if (back)
-            quicklist_prev(&pos);
+            lobj_prev(&pos);
         else
-            quicklist_next(&pos);
+            lobj_next(&pos);
     }
     return replied;
 }
@@ -392,8 +394,8 @@ static void lpos_cmd(cmd_ctx *c) {
     lpos_opts o;
     if (!lpos_parse(c, 3, &o)) return;
     db *d;
-    quicklist *ql;
-    int r = find(c, 1, 1, &d, &ql);
+    entry *e;
+    int r = find(c, 1, 1, &d, &e);
     if (r < 0) return;
     if (r == 0) {
         if (o.has_count)
@@ -403,11 +405,11 @@ static void lpos_cmd(cmd_ctx *c) {
         return;
     }
     if (!o.has_count) {
-        if (lpos_walk(c, ql, &o) == 0) reply_null(c);
+        if (lpos_walk(c, entry_obj(e), &o) == 0) reply_null(c);
         return;
     }
     size_t at = reply_defer(c);
-    reply_defer_array(c, at, lpos_walk(c, ql, &o));
+    reply_defer_array(c, at, lpos_walk(c, entry_obj(e), &o));
 }
 
 /* ---- changing in place ---- */
@@ -415,21 +417,23 @@ static void lpos_cmd(cmd_ctx *c) {
 /* LSET key index element */
 static void lset_cmd(cmd_ctx *c) {
     db *d;
-    quicklist *ql;
+    entry *e;
     long long idx;
-    int r = find_for_write(c, 1, &d, &ql);
+    int r = find(c, 1, 0, &d, &e);
     if (r < 0) return;
     if (r == 0) {
         reply_status(c, ST_NOKEY);
         return;
     }
     if (!arg_ll(c, 2, &idx)) return;
-    ql_pos pos;
-    if (!quicklist_index(ql, (long)idx, &pos)) {
+    void *o = entry_obj(e);
+    lobj_pos pos;
+    if (!lobj_index(o, (long)idx, &pos)) {
         reply_status(c, ST_RANGE);
         return;
     }
-    quicklist_replace(ql, &pos, c->argv[3], c->argl[3]);
+    lobj_replace(&o, configured_fill(), &pos, c->argv[3], c->argl[3]);
+    entry_set_obj(e, o);
     reply_ok(c);
 }
 
@@ -445,35 +449,37 @@ static void linsert_cmd(cmd_ctx *c) {
         return;
     }
     db *d;
-    quicklist *ql;
-    int r = find_for_write(c, 1, &d, &ql);
+    entry *e;
+    int r = find(c, 1, 0, &d, &e);
     if (r <= 0) {
         if (r == 0) reply_int(c, 0);
         return;
     }
-    ql_pos pos;
-    for (quicklist_first(ql, &pos); pos.node; quicklist_next(&pos)) {
-        if (quicklist_eq(&pos, c->argv[3], c->argl[3])) {
-            quicklist_insert(ql, &pos, after, c->argv[4], c->argl[4]);
-            reply_int(c, (long long)quicklist_count(ql));
+    void *o = entry_obj(e);
+    lobj_pos pos;
+    for (lobj_first(o, &pos); lobj_pos_ok(&pos); lobj_next(&pos)) {
+        if (lobj_eq(&pos, c->argv[3], c->argl[3])) {
+            lobj_insert(&o, configured_fill(), &pos, after, c->argv[4], c->argl[4]);
+            entry_set_obj(e, o);
+            reply_int(c, (long long)lobj_count(o));
             return;
         }
     }
     reply_int(c, -1);
 }
 
-/* Removes up to `limit` elements equal to s, walking from the head
- * (forward) or the tail; returns how many went. */
-static size_t remove_matches(quicklist *ql, const char *s, size_t len, unsigned long long limit, int forward) {
+/* Removes up to `limit` elements equal to s from the list *o, walking
+ * from the head (forward) or the tail; returns how many went. */
+static size_t remove_matches(void **o, const char *s, size_t len, unsigned long long limit, int forward) {
     size_t removed = 0;
-    ql_pos pos;
-    int more = forward ? quicklist_first(ql, &pos) : quicklist_last(ql, &pos);
+    lobj_pos pos;
+    int more = forward ? lobj_first(*o, &pos) : lobj_last(*o, &pos);
     while (more && removed < limit) {
-        if (quicklist_eq(&pos, s, len)) {
+        if (lobj_eq(&pos, s, len)) {
             removed++;
-            more = quicklist_delete_at(ql, &pos, forward);
+            more = lobj_delete_at(o, &pos, forward);
         } else {
-            more = forward ? quicklist_next(&pos) : quicklist_prev(&pos);
+            more = forward ? lobj_next(&pos) : lobj_prev(&pos);
         }
     }
     return removed;
@@ -491,14 +497,16 @@ static void lrem_cmd(cmd_ctx *c) {
     long long count;
     if (!arg_ll(c, 2, &count)) return;
     db *d;
-    quicklist *ql;
-    int r = find_for_write(c, 1, &d, &ql);
+    entry *e;
+    int r = find(c, 1, 0, &d, &e);
     if (r <= 0) {
         if (r == 0) reply_int(c, 0);
         return;
     }
-    size_t n = remove_matches(ql, c->argv[3], c->argl[3], lrem_limit(count), count >= 0);
-    drop_if_empty(c, d, 1, ql);
+    void *o = entry_obj(e);
+    size_t n = remove_matches(&o, c->argv[3], c->argl[3], lrem_limit(count), count >= 0);
+    entry_set_obj(e, o);
+    drop_if_empty(c, d, 1, e);
     reply_int(c, (long long)n);
 }
 
@@ -507,18 +515,20 @@ static void ltrim_cmd(cmd_ctx *c) {
     long long start, end;
     if (!arg_ll(c, 2, &start) || !arg_ll(c, 3, &end)) return;
     db *d;
-    quicklist *ql;
-    int r = find_for_write(c, 1, &d, &ql);
+    entry *e;
+    int r = find(c, 1, 0, &d, &e);
     if (r < 0) return;
     if (r > 0) {
-        size_t len = quicklist_count(ql), from, to;
+        void *o = entry_obj(e);
+        size_t len = lobj_count(o), from, to;
         if (!norm_range(start, end, len, &from, &to)) {
-            quicklist_delete_range(ql, 0, len);
+            lobj_delete_range(&o, 0, len);
         } else {
-            quicklist_delete_range(ql, (long)(to + 1), len - to - 1);
-            quicklist_delete_range(ql, 0, from);
+            lobj_delete_range(&o, (long)(to + 1), len - to - 1);
+            lobj_delete_range(&o, 0, from);
         }
-        drop_if_empty(c, d, 1, ql);
+        entry_set_obj(e, o);
+        drop_if_empty(c, d, 1, e);
     }
     reply_ok(c);
 }

@@ -1,5 +1,5 @@
 /* list.h - list helpers other command families build on (the blocking
- * list commands, SORT). A list value is a quicklist * stored directly as
+ * list commands, SORT). A list value is an lobj (core/lobj.h) stored as
  * the object of a T_LIST keyspace entry; a list is never empty (the last
  * pop deletes its key), and a list key only comes into existence through
  * db_add, so the readiness hook there sees every new list.
@@ -10,7 +10,7 @@
 #ifndef SHOAL_CMD_LIST_H
 #define SHOAL_CMD_LIST_H
 #include "cmd/cmd.h"
-#include "core/quicklist.h"
+#include "core/lobj.h"
 
 /* Reply shapes of list_pop_reply. */
 enum {
@@ -40,8 +40,10 @@ int list_move_reply(cmd_ctx *c, int src, int dst, int from, int to);
  * QL_HEAD / QL_TAIL, or 0 after replying "ERR syntax error". */
 int list_parse_where(cmd_ctx *c, int i, int *where);
 
-/* A new empty list object with the configured fill
- * (list-max-listpack-size); owned by the caller until it is put in an
- * entry with db_add(d, entry_new_obj(key, klen, T_LIST, ql, -1)). */
-quicklist *list_new(void);
+/* A new empty list value, owned by the caller until it is put in an entry
+ * with db_add(d, entry_new_obj(key, klen, T_LIST, o, -1)). Grow it with
+ * lobj_push(&o, list_config_fill(), ...). */
+void *list_new(void);
+/* The configured list-max-listpack-size, the fill rule of every write. */
+int list_config_fill(void);
 #endif

@@ -323,30 +323,6 @@ static int cmp_i64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static size_t width_of(int64_t v) {
-    if (v >= INT16_MIN && v <= INT16_MAX) return 2;
-    return v >= INT32_MIN && v <= INT32_MAX ? 4 : 8;
-}
-
-/* An intset of the n sorted distinct values v, at least `width` wide, in
- * one exact-size block (intset.h's layout). */
-static intset *intset_build(const int64_t *v, size_t n, size_t width) {
-    if (n > 0 && width_of(v[0]) > width) width = width_of(v[0]);
-    if (n > 0 && width_of(v[n - 1]) > width) width = width_of(v[n - 1]);
-    size_t len = 8 + n * width;
-    uint8_t *b = zmalloc(len);
-    for (int k = 0; k < 4; k++) {
-        b[k] = (uint8_t)(width >> (8 * k));
-        b[4 + k] = (uint8_t)(n >> (8 * k));
-    }
-    for (size_t i = 0; i < n; i++)
-        for (size_t k = 0; k < width; k++)
-            b[8 + i * width + k] = (uint8_t)((uint64_t)v[i] >> (8 * k));
-    intset *is = intset_load(b, len);
-    zfree(b);
-    return is;
-}
-
 /* Adds the integers argv[from..argc) to intset is (NULL: a new set) with
  * one sort instead of one insertion each. Returns the new intset (is is
  * freed) and the count added, or NULL (is untouched) when an argument is
@@ -371,7 +347,7 @@ static intset *intset_add_args(intset *is, cmd_ctx *c, int from, long long *adde
         if (v[i] != v[w - 1]) v[w++] = v[i];
     intset *r = NULL;
     if (w <= intset_max()) {
-        r = intset_build(v, w, is ? (size_t)intset_width(is) : 2);
+        r = intset_from_sorted(v, w, is ? intset_width(is) : 1);
         *added = (long long)(w - old);
         intset_destroy(&is);
     }

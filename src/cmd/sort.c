@@ -193,19 +193,19 @@ static void vec_add_cb(void *ud, const char *s, size_t len) { vec_add(ud, s, len
 
 /* Elements [first, first + n) of a list, from the tail when desc (index
  * first counted from the tail). */
-static void load_list(sort_vec *sv, const quicklist *ql, size_t first, size_t n, int desc) {
-    ql_pos p;
+static void load_list(sort_vec *sv, const void *o, size_t first, size_t n, int desc) {
+    lobj_pos p;
     long idx = desc ? -(long)first - 1 : (long)first;
-    if (n == 0 || !quicklist_index(ql, idx, &p)) return;
+    if (n == 0 || !lobj_index(o, idx, &p)) return;
     char tmp[PACK_INTBUF];
-    for (size_t i = 0; i < n && p.node; i++) {
+    for (size_t i = 0; i < n && lobj_pos_ok(&p); i++) {
         pack_val v;
         size_t len;
-        quicklist_get(&p, &v);
+        lobj_get(&p, &v);
         const char *s = pack_val_str(&v, tmp, &len);
         vec_add(sv, s, len);
-        if (desc) quicklist_prev(&p);
-        else quicklist_next(&p);
+        if (desc) lobj_prev(&p);
+        else lobj_next(&p);
     }
 }
 
@@ -227,7 +227,7 @@ static size_t value_len(const entry *e) {
     if (!e) return 0;
     void *o = entry_obj(e);
     switch (entry_type(e)) {
-    case T_LIST: return quicklist_count(o);
+    case T_LIST: return lobj_count(o);
     case T_SET: return set_value_len(o);
     default: return zobj_size(o);
     }
@@ -386,22 +386,23 @@ static void reply_range(cmd_ctx *c, const sort_vec *sv, const sort_opts *o, long
  * key) and replies its length. */
 static void store_range(cmd_ctx *c, const sort_vec *sv, const sort_opts *o, long long start, long long end,
                         sort_scratch *sc) {
-    quicklist *ql = list_new();
+    void *ql = list_new();
+    int fill = list_config_fill();
     for (long long j = start; j <= end; j++) {
         const sort_item *it = &sv->v[j];
-        if (!o->ngets) quicklist_push(ql, QL_TAIL, item_str(sv, it), it->len);
+        if (!o->ngets) lobj_push(&ql, fill, QL_TAIL, item_str(sv, it), it->len);
         for (int g = 0; g < o->ngets; g++) {
             size_t vl = 0;
             const char *v = pattern_value(c, o->gets[g], item_str(sv, it), it->len, sc, &vl);
-            quicklist_push(ql, QL_TAIL, v ? v : "", v ? vl : 0);
+            lobj_push(&ql, fill, QL_TAIL, v ? v : "", v ? vl : 0);
         }
     }
     const char *k = c->argv[o->store];
     size_t kl = c->argl[o->store];
     db *d = ctx_db(c, k, kl);
-    size_t n = quicklist_count(ql);
+    size_t n = lobj_count(ql);
     if (n == 0) {
-        quicklist_destroy(&ql);
+        lobj_free(ql);
         db_delete(d, k, kl, ctx_now(c));
     } else {
         entry **l = db_find_link(d, k, kl, ctx_now(c));

@@ -110,7 +110,7 @@ static zset_big *pk_to_big(const pack *p) {
 void *zobj_new(size_t mlen) {
     long long entries = cfg_get(zset_max_listpack_entries), value = cfg_get(zset_max_listpack_value);
     if (entries == 0 || (long long)mlen > value) return zobj_tag_big(zsetb_create());
-    return pack_create();
+    return pack_create_lean();
 }
 
 void zobj_free(void *o) {
@@ -258,7 +258,7 @@ void *zobj_fit(void *o) {
         total += it.ml + 32;
     }
     if ((long long)maxlen > cfg_get(zset_max_listpack_value) || total > PACK_SAFETY_LIMIT) return o;
-    pack *p = pack_create();
+    pack *p = pack_create_lean();
     for (int ok = zcur_seek(&cu, o, 0); ok; ok = zcur_next(&cu)) {
         zitem it;
         zcur_get(&cu, &it);
@@ -271,22 +271,64 @@ void *zobj_fit(void *o) {
 
 /* ---- rank cursor and builder ---- */
 
+/* Keeps the positions of the last k pairs of the n walked (ring holds the
+ * newest at (n-1) % ZCUR_BACK) in back[], the nearest last. */
+/* Walks a lean pack to the pair of rank `rank`, keeping the member
+ * positions of the ZCUR_BACK pairs before it in back[] (one skip over the
+ * pairs before those); returns that pair's member position. */
+static size_t fill_back(zcur *cu, size_t rank) {
+    const pack *p = cu->o;
+    size_t start = rank > ZCUR_BACK ? rank - ZCUR_BACK : 0;
+    size_t mp = pack_skip(p, pack_first(p), 2 * start);
+    for (size_t i = start; i < rank; i++) {
+        cu->back[i - start] = (uint32_t)mp;
+        mp = pack_skip(p, mp, 2);
+    }
+    cu->nback = (unsigned)(rank - start);
+    return mp;
+}
+
 int zcur_seek(zcur *cu, void *o, size_t rank) {
     cu->o = o;
+    cu->nback = 0;
+    cu->rank = rank;
     if (zobj_is_big(o)) return zindex_at(zobj_big(o)->idx, rank, &cu->zp) != NULL;
-    cu->pos = rank < pk_len(o) ? pack_index(o, (long)(2 * rank)) : 0;
-    return cu->pos != 0;
+    if (rank >= pk_len(o)) {
+        cu->pos = 0;
+        return 0;
+    }
+    if (!pack_is_lean(o)) {
+        cu->pos = pack_index(o, (long)(2 * rank));
+        return 1;
+    }
+    cu->pos = fill_back(cu, rank); /* what a reverse walk from here needs */
+    return 1;
 }
 
 int zcur_next(zcur *cu) {
     if (zobj_is_big(cu->o)) return zpos_next(&cu->zp);
-    size_t sp = pack_next(cu->o, cu->pos);
-    cu->pos = sp ? pack_next(cu->o, sp) : 0;
+    cu->pos = pack_skip(cu->o, cu->pos, 2);
+    cu->nback = 0;
+    cu->rank++;
     return cu->pos != 0;
+}
+
+/* zcur_prev in a lean pack: the pair before pos from the positions kept in
+ * back[], refilled when empty (see zcur). */
+static int pk_prev(zcur *cu) {
+    if (cu->rank == 0 || !cu->pos) {
+        cu->pos = 0;
+        return 0;
+    }
+    if (!cu->nback) fill_back(cu, cu->rank);
+    cu->pos = cu->back[--cu->nback];
+    cu->rank--;
+    return 1;
 }
 
 int zcur_prev(zcur *cu) {
     if (zobj_is_big(cu->o)) return zpos_prev(&cu->zp);
+    if (pack_is_lean(cu->o)) return pk_prev(cu);
     size_t sp = pack_prev(cu->o, cu->pos);
     cu->pos = sp ? pack_prev(cu->o, sp) : 0;
     return cu->pos != 0;

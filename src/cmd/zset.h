@@ -62,10 +62,18 @@ void *zobj_fit(void *o);
 
 /* ---- reading elements in rank order ---- */
 
+#define ZCUR_BACK 32
 typedef struct zcur {
     void *o;
     size_t pos; /* pack: position of the member entry, 0 past the ends */
     zpos zp;    /* zset_big */
+    /* A lean pack cannot step backwards: zcur_seek and zcur_prev keep the
+     * member positions of up to ZCUR_BACK pairs before pos here
+     * (back[nback - 1] is the pair just before pos), refilled by one walk
+     * from the front to rank, pos's rank. */
+    uint32_t back[ZCUR_BACK];
+    unsigned nback;
+    size_t rank;
 } zcur;
 
 /* One element as read; m points into the object or into buf. */

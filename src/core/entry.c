@@ -6,7 +6,9 @@
 
 static entry *alloc_entry(int type, int kind, const char *key, size_t klen, size_t vbytes, int64_t ttl,
                           uint8_t **valp) {
-    size_t hdr = sizeof(entry) + (ttl >= 0 ? 8 : 0) + varint_len(klen);
+    /* data[] starts at offset 12; sizeof(entry) would add the struct's tail
+     * padding (16) and push a 30-byte entry into the 48-byte size class. */
+    size_t hdr = offsetof(entry, data) + (ttl >= 0 ? 8 : 0) + varint_len(klen);
     entry *e = zmalloc(hdr + klen + vbytes);
     e->next = NULL;
     e->info = (uint8_t)(type | (kind << 3) | (ttl >= 0 ? ENTRY_HAS_TTL : 0));

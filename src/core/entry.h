@@ -12,7 +12,9 @@
  *     EK_INT            8-byte int64            (reports "int")
  *     EK_OBJ            8-byte pointer to a type-specific object
  *
- * A 12-byte key with a 16-byte value is 39 bytes, one 40-byte block. The
+ * A 12-byte key with a 16-byte value is 42 bytes (a 48-byte block); the
+ * allocation counts the header as 12 bytes (offsetof data), not
+ * sizeof(entry), which has 4 bytes of tail padding. The
  * entry is owned by the table that links it; changing its size (a longer
  * value, adding an expire) makes a new entry that replaces the old one. */
 #ifndef SHOAL_ENTRY_H

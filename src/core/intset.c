@@ -46,6 +46,7 @@ static int64_t get_at(const intset *s, size_t w, size_t i) { return load(CBLK(s)
 static void set_at(intset *s, size_t w, size_t i, int64_t v) { store(BLK(s) + HDR + i * w, w, v); }
 
 static size_t width_for(int64_t v) {
+    if (v >= INT8_MIN && v <= INT8_MAX) return 1;
     if (v >= INT16_MIN && v <= INT16_MAX) return 2;
     if (v >= INT32_MIN && v <= INT32_MAX) return 4;
     return 8;
@@ -73,7 +74,7 @@ static int search(const intset *s, int64_t v, size_t *at) {
 
 intset *intset_create(void) {
     intset *s = zmalloc(HDR);
-    set_header(s, 2, 0);
+    set_header(s, 1, 0);
     return s;
 }
 
@@ -94,7 +95,7 @@ int intset_validate(const void *blob, size_t len) {
     const uint8_t *b = blob;
     if (!b || len < HDR) return 0;
     size_t w = rd32(b), n = rd32(b + 4);
-    if (w != 2 && w != 4 && w != 8) return 0;
+    if (w != 1 && w != 2 && w != 4 && w != 8) return 0;
     if ((len - HDR) % w != 0 || (len - HDR) / w != n) return 0;
     for (size_t i = 1; i < n; i++)
         if (load(b + HDR + (i - 1) * w, w) >= load(b + HDR + i * w, w)) return 0;
@@ -102,10 +103,32 @@ int intset_validate(const void *blob, size_t len) {
 }
 
 intset *intset_load(const void *blob, size_t len) {
-    if (!intset_validate(blob, len)) return NULL;
+    if (!intset_validate(blob, len) || rd32(blob) == 1) return NULL;
     intset *s = zmalloc(len);
     memcpy(s, blob, len);
     return s;
+}
+
+intset *intset_from_sorted(const int64_t *v, size_t n, int min_width) {
+    size_t w = (size_t)min_width;
+    if (n > 0 && width_for(v[0]) > w) w = width_for(v[0]);
+    if (n > 0 && width_for(v[n - 1]) > w) w = width_for(v[n - 1]);
+    intset *s = zmalloc(HDR + n * w);
+    set_header(s, w, n);
+    for (size_t i = 0; i < n; i++)
+        set_at(s, w, i, v[i]);
+    assert(intset_validate(s, intset_bytes(s)));
+    return s;
+}
+
+intset *intset_widen(const intset *s, int nw) {
+    size_t w = width(s), n = count(s);
+    if ((size_t)nw <= w) return intset_dup(s);
+    intset *d = zmalloc(HDR + n * (size_t)nw);
+    set_header(d, (size_t)nw, n);
+    for (size_t i = 0; i < n; i++)
+        set_at(d, (size_t)nw, i, get_at(s, w, i));
+    return d;
 }
 
 /* Rewrites every value in the wider width nw and adds v, which lies outside

@@ -5,9 +5,11 @@
  *   +----------+----------+------+------+-----+
  *   | width    | count    | v[0] | v[1] | ... |   v[0] < v[1] < ... strictly
  *   +----------+----------+------+------+-----+
- *   width: bytes per value, 2, 4 or 8; count: number of values; all fields
- *   little-endian. This is byte for byte Redis's intset layout, so an RDB
- *   or DUMP payload of type "set intset" is the block itself.
+ *   width: bytes per value, 1, 2, 4 or 8; count: number of values; all
+ *   fields little-endian. This is Redis's intset layout, plus a 1-byte
+ *   width of our own for sets of values in -128..127 (Redis's narrowest is
+ *   2): a block of width 2 or more is byte for byte Redis's, and
+ *   intset_widen gives one for RDB and DUMP (at least 2 wide).
  *
  * All values share the width of the widest one: adding a value that does
  * not fit upgrades every value (O(n)); removing never downgrades (as
@@ -21,19 +23,25 @@
 
 typedef struct intset intset;
 
-/* An empty set of width 2 (8 bytes). Never NULL. */
+/* An empty set of width 1 (8 bytes). Never NULL. */
 intset *intset_create(void);
 /* Frees *s (may be NULL) and sets *s to NULL. */
 void intset_destroy(intset **s);
 /* A copy owned by the caller. */
 intset *intset_dup(const intset *s);
-/* 1 when len bytes at blob are a well-formed intset: a known width, a count
- * that matches len exactly, values strictly ascending. Never reads outside
- * [blob, blob+len). An empty set is valid. */
+/* 1 when len bytes at blob are a well-formed intset: a known width (1 too),
+ * a count that matches len exactly, values strictly ascending. Never reads
+ * outside [blob, blob+len). An empty set is valid. */
 int intset_validate(const void *blob, size_t len);
-/* A new intset holding a copy of the bytes, or NULL when they fail
- * intset_validate. */
+/* A new intset holding a copy of Redis's intset bytes (RDB, RESTORE), or
+ * NULL when they fail intset_validate or have width 1, which Redis never
+ * writes. */
 intset *intset_load(const void *blob, size_t len);
+/* The n strictly ascending values v as an intset at least min_width (1, 2,
+ * 4, 8) wide: one exact-size block. */
+intset *intset_from_sorted(const int64_t *v, size_t n, int min_width);
+/* A copy of s at least `width` bytes per value (RDB and DUMP ask for 2). */
+intset *intset_widen(const intset *s, int width);
 
 /* Adds v; sets *added (may be NULL) to 1 if it was new, 0 if present. */
 intset *intset_add(intset *s, int64_t v, int *added);
@@ -50,6 +58,6 @@ int64_t intset_random(const intset *s, uint64_t (*rnd)(void));
 size_t intset_len(const intset *s);
 /* Size of the block in bytes (the serialized form is the block itself). */
 size_t intset_bytes(const intset *s);
-/* Bytes per value: 2, 4 or 8. */
+/* Bytes per value: 1, 2, 4 or 8. */
 int intset_width(const intset *s);
 #endif

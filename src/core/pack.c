@@ -27,12 +27,17 @@ static void wr32(uint8_t *b, uint32_t v) {
     b[3] = (uint8_t)(v >> 24);
 }
 
+/* The count word's top bit marks a lean pack (no backlens); a pack has at
+ * most PACK_SAFETY_LIMIT (2^30) bytes, so a count never reaches it. */
+#define LEAN_BIT 0x80000000u
+
 static size_t hbytes(const pack *p) { return rd32(CBLK(p)); }
-static size_t hcount(const pack *p) { return rd32(CBLK(p) + 4); }
+static size_t hcount(const pack *p) { return rd32(CBLK(p) + 4) & ~LEAN_BIT; }
+static int is_lean(const pack *p) { return (rd32(CBLK(p) + 4) & LEAN_BIT) != 0; }
 static void set_header(pack *p, size_t bytes, size_t count) {
-    if (bytes > UINT32_MAX || count > UINT32_MAX) abort(); /* callers keep packs under PACK_SAFETY_LIMIT */
+    if (bytes > UINT32_MAX || count >= LEAN_BIT) abort(); /* callers keep packs under PACK_SAFETY_LIMIT */
     wr32(BLK(p), (uint32_t)bytes);
-    wr32(BLK(p) + 4, (uint32_t)count);
+    wr32(BLK(p) + 4, (uint32_t)count | (rd32(BLK(p) + 4) & LEAN_BIT));
 }
 
 /* ---- backlen ---- */
@@ -90,6 +95,10 @@ static int int_width(int64_t v) {
 static void enc_finish(enc *e) {
     e->body = e->hlen + e->slen;
     e->total = e->body + backlen_size(e->body);
+}
+/* Drops the backlen from e when it goes into a lean pack. */
+static void enc_for(const pack *p, enc *e) {
+    if (is_lean(p)) e->total = e->body;
 }
 
 static void enc_int(enc *e, int64_t v) {
@@ -149,7 +158,7 @@ static void enc_str(enc *e, const char *s, size_t len) {
 static void enc_write(uint8_t *dst, const enc *e) {
     memcpy(dst, e->h, e->hlen);
     if (e->slen) memcpy(dst + e->hlen, e->s, e->slen);
-    backlen_put(dst + e->body, e->body, e->total - e->body);
+    if (e->total > e->body) backlen_put(dst + e->body, e->body, e->total - e->body);
 }
 
 /* ---- decoding (trusted blocks) ---- */
@@ -164,9 +173,9 @@ static size_t body_len(const uint8_t *b) {
     if (t < 0xF8) return 2 + (size_t)(t & 0x07);
     return 5 + (size_t)rd32(b + 1);
 }
-static size_t entry_len(const uint8_t *b) {
+static size_t entry_len(const pack *p, const uint8_t *b) {
     size_t l = body_len(b);
-    return l + backlen_size(l);
+    return is_lean(p) ? l : l + backlen_size(l);
 }
 
 static int64_t sign_extend(uint64_t u, int bits) {
@@ -213,9 +222,18 @@ static void check_pos(const pack *p, size_t pos) {
 
 pack *pack_create(void) {
     pack *p = zmalloc(HDR);
+    wr32(BLK(p) + 4, 0);
     set_header(p, HDR, 0);
     return p;
 }
+
+pack *pack_create_lean(void) {
+    pack *p = pack_create();
+    wr32(BLK(p) + 4, LEAN_BIT);
+    return p;
+}
+
+int pack_is_lean(const pack *p) { return is_lean(p); }
 
 void pack_destroy(pack **p) {
     if (!p) return;
@@ -245,14 +263,15 @@ static size_t header_len(uint8_t t) {
     return 5;
 }
 
-/* 1 when the entry at b (inside [b, end)) is in canonical form; sets *total. */
-static int validate_entry(const uint8_t *b, const uint8_t *end, size_t *total) {
+/* 1 when the entry at b (inside [b, end)) is in canonical form, with a
+ * backlen unless lean; sets *total. */
+static int validate_entry(const uint8_t *b, const uint8_t *end, int lean, size_t *total) {
     uint8_t t = b[0];
     if (t > 0xF8 || t == 0xF0) return 0;
     if ((size_t)(end - b) < header_len(t)) return 0;
     size_t body = body_len(b);
     if (body > (size_t)(end - b)) return 0;
-    size_t need = backlen_size(body);
+    size_t need = lean ? 0 : backlen_size(body);
     if ((size_t)(end - b) - body < need) return 0;
     uint8_t want[5];
     backlen_put(want, body, need);
@@ -273,10 +292,11 @@ static int validate_entry(const uint8_t *b, const uint8_t *end, size_t *total) {
 int pack_validate(const void *blob, size_t len) {
     const uint8_t *b = blob;
     if (!b || len < HDR || len > UINT32_MAX || rd32(b) != len) return 0;
-    size_t count = rd32(b + 4), n = 0, off = HDR;
+    size_t count = rd32(b + 4) & ~LEAN_BIT, n = 0, off = HDR;
+    int lean = (rd32(b + 4) & LEAN_BIT) != 0;
     while (off < len) {
         size_t total;
-        if (!validate_entry(b + off, b + len, &total)) return 0;
+        if (!validate_entry(b + off, b + len, lean, &total)) return 0;
         off += total;
         n++;
     }
@@ -294,6 +314,25 @@ size_t pack_entry_size(const char *s, size_t len) {
     return e.total;
 }
 
+size_t pack_elem_size(const char *s, size_t len) {
+    enc e;
+    enc_str(&e, s, len);
+    return e.body;
+}
+
+size_t pack_elem_put(uint8_t *dst, const char *s, size_t len) {
+    enc e;
+    enc_str(&e, s, len);
+    memcpy(dst, e.h, e.hlen);
+    if (e.slen) memcpy(dst + e.hlen, e.s, e.slen);
+    return e.body;
+}
+
+size_t pack_elem_get(const uint8_t *b, pack_val *out) {
+    decode(b, out);
+    return body_len(b);
+}
+
 int pack_safe_to_add(const pack *p, size_t add) {
     size_t cur = p ? hbytes(p) : HDR;
     return add <= PACK_SAFETY_LIMIT && cur + add <= PACK_SAFETY_LIMIT;
@@ -305,13 +344,31 @@ size_t pack_last(const pack *p) { return pack_prev(p, hbytes(p)); }
 
 size_t pack_next(const pack *p, size_t pos) {
     check_pos(p, pos);
-    size_t n = pos + entry_len(CBLK(p) + pos);
+    size_t n = pos + entry_len(p, CBLK(p) + pos);
     return n < hbytes(p) ? n : 0;
+}
+
+size_t pack_skip(const pack *p, size_t pos, size_t n) {
+    const uint8_t *b = CBLK(p);
+    size_t end = hbytes(p);
+    int lean = is_lean(p);
+    assert(pos >= HDR && pos <= end);
+    while (n-- > 0 && pos < end) {
+        size_t l = body_len(b + pos);
+        pos += lean ? l : l + backlen_size(l);
+    }
+    return pos < end ? pos : 0;
 }
 
 size_t pack_prev(const pack *p, size_t pos) {
     assert(pos >= HDR && pos <= hbytes(p));
     if (pos <= HDR) return 0;
+    if (is_lean(p)) { /* no backlens: walk from the front */
+        size_t q = HDR, n;
+        while ((n = q + entry_len(p, CBLK(p) + q)) < pos)
+            q = n;
+        return q;
+    }
     size_t nb;
     size_t body = backlen_get(CBLK(p) + HDR, CBLK(p) + pos, &nb);
     assert(body != SIZE_MAX && body + nb <= pos - HDR);
@@ -323,10 +380,10 @@ size_t pack_index(const pack *p, long i) {
     if (i < 0) i += (long)n;
     if (i < 0 || (size_t)i >= n) return 0;
     size_t pos;
-    if ((size_t)i <= n / 2) {
+    if ((size_t)i <= n / 2 || is_lean(p)) {
         pos = HDR;
         while (i-- > 0)
-            pos += entry_len(CBLK(p) + pos);
+            pos += entry_len(p, CBLK(p) + pos);
     } else {
         pos = hbytes(p);
         for (size_t k = n - (size_t)i; k > 0; k--)
@@ -407,9 +464,9 @@ size_t pack_find(const pack *p, size_t pos, const char *s, size_t len, size_t sk
     while (pos < end) {
         const uint8_t *b = CBLK(p) + pos;
         if (key_match(b, &k)) return pos;
-        pos += entry_len(b);
+        pos += entry_len(p, b);
         for (size_t i = 0; i < skip && pos < end; i++)
-            pos += entry_len(CBLK(p) + pos);
+            pos += entry_len(p, CBLK(p) + pos);
     }
     return 0;
 }
@@ -421,6 +478,7 @@ size_t pack_find(const pack *p, size_t pos, const char *s, size_t len, size_t sk
  * into p: it is copied aside first, since the block may move. */
 static pack *put_at(pack *p, size_t pos, size_t old_total, const enc *e0, long dcount) {
     enc e = *e0;
+    enc_for(p, &e);
     size_t bytes = hbytes(p);
     char *tmp = NULL;
     uintptr_t lo = (uintptr_t)p, hi = lo + bytes, sp = (uintptr_t)e.s;
@@ -466,14 +524,14 @@ pack *pack_replace(pack *p, size_t pos, const char *s, size_t len) {
     check_pos(p, pos);
     enc e;
     enc_str(&e, s, len);
-    return put_at(p, pos, entry_len(CBLK(p) + pos), &e, 0);
+    return put_at(p, pos, entry_len(p, CBLK(p) + pos), &e, 0);
 }
 
 pack *pack_replace_int(pack *p, size_t pos, int64_t v) {
     check_pos(p, pos);
     enc e;
     enc_int(&e, v);
-    return put_at(p, pos, entry_len(CBLK(p) + pos), &e, 0);
+    return put_at(p, pos, entry_len(p, CBLK(p) + pos), &e, 0);
 }
 
 pack *pack_delete(pack *p, size_t pos, size_t n) {
@@ -481,7 +539,7 @@ pack *pack_delete(pack *p, size_t pos, size_t n) {
     assert(pos >= HDR && pos <= bytes);
     size_t end = pos, k = 0;
     while (k < n && end < bytes) {
-        end += entry_len(CBLK(p) + end);
+        end += entry_len(p, CBLK(p) + end);
         k++;
     }
     if (k == 0) return p;
@@ -502,9 +560,10 @@ pack *pack_split(pack **pp, size_t pos) {
     size_t bytes = hbytes(p);
     assert(pos >= HDR && pos <= bytes);
     size_t k = 0;
-    for (size_t o = pos; o < bytes; o += entry_len(CBLK(p) + o))
+    for (size_t o = pos; o < bytes; o += entry_len(p, CBLK(p) + o))
         k++;
     pack *q = zmalloc(HDR + bytes - pos);
+    memcpy(q, p, HDR); /* the lean flag */
     memcpy(BLK(q) + HDR, BLK(p) + pos, bytes - pos);
     set_header(q, HDR + bytes - pos, k);
     size_t left = hcount(p) - k;
@@ -515,6 +574,7 @@ pack *pack_split(pack **pp, size_t pos) {
 }
 
 pack *pack_merge(pack *a, pack *b) {
+    assert(is_lean(a) == is_lean(b));
     size_t ab = hbytes(a), bb = hbytes(b) - HDR;
     size_t count = hcount(a) + hcount(b);
     a = zrealloc(a, ab + bb);

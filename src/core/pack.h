@@ -1,13 +1,13 @@
 /* pack.h - a packed array of small values in one allocation (shoal's
- * listpack): the compact encoding of small hashes, sorted sets and of each
- * quicklist node.
+ * listpack): the compact encoding of small sorted sets (lean, below) and of
+ * each quicklist node; its element codec also builds hpack (small hashes).
  *
  *   0        4        8
  *   +--------+--------+---------+---------+-----+---------+
  *   | bytes  | count  | entry 0 | entry 1 | ... | entry n |    (no end byte)
  *   +--------+--------+---------+---------+-----+---------+
  *   bytes: total size of the block, count: number of entries (both uint32,
- *   little-endian).
+ *   little-endian); the top bit of the count word marks a lean pack.
  *
  *   entry = tag [more header] [payload] backlen
  *     0xxxxxxx                 integer 0..127
@@ -19,6 +19,12 @@
  *   backlen: size of tag+header+payload in 7-bit groups, the lowest group in
  *   the last byte, a high bit on every byte but the first, so the entry
  *   before any position can be found by reading backwards.
+ *
+ * A lean pack (pack_create_lean) has no backlens: one byte less per entry,
+ * for packs that are small or only walked forwards (sorted sets; list nodes
+ * keep backlens for their tail pops). Stepping backwards in a lean pack
+ * walks from the front (pack_prev is O(n) there); everything else is the
+ * same, and the flag survives every operation.
  *
  * Every value has exactly one encoding: a string that is a canonical
  * integer ("123", "-5"; not "0123", "+1", "-0") is stored as that integer in
@@ -55,6 +61,9 @@ typedef struct pack_val {
 
 /* An empty pack (8 bytes). Never NULL (out of memory aborts). */
 pack *pack_create(void);
+/* An empty lean pack (no backlens; see the top). */
+pack *pack_create_lean(void);
+int pack_is_lean(const pack *p);
 /* Frees *p (may be NULL) and sets *p to NULL. */
 void pack_destroy(pack **p);
 /* A copy of p, owned by the caller. */
@@ -74,6 +83,13 @@ size_t pack_count(const pack *p);
 size_t pack_bytes(const pack *p);
 /* Bytes one element with this string value would take inside a pack. */
 size_t pack_entry_size(const char *s, size_t len);
+/* The bare element codec (tag, header, payload; no backlen), for formats
+ * built from pack elements (core/hpack.h): the size of a string's element,
+ * writing it at dst (returns its size), and reading the element at b
+ * (trusted bytes; returns its size). */
+size_t pack_elem_size(const char *s, size_t len);
+size_t pack_elem_put(uint8_t *dst, const char *s, size_t len);
+size_t pack_elem_get(const uint8_t *b, pack_val *out);
 /* 1 when adding `add` more bytes keeps the pack within PACK_SAFETY_LIMIT. */
 int pack_safe_to_add(const pack *p, size_t add);
 
@@ -82,6 +98,8 @@ size_t pack_first(const pack *p);
 size_t pack_last(const pack *p);
 /* Entry after the one at pos; 0 after the last. */
 size_t pack_next(const pack *p, size_t pos);
+/* The entry n entries after pos (n = 0: pos itself); 0 past the last. */
+size_t pack_skip(const pack *p, size_t pos, size_t n);
 /* Entry before pos (pos may be the end position); 0 before the first. */
 size_t pack_prev(const pack *p, size_t pos);
 /* Entry at index i (negative counts from the tail, -1 = last), walking from

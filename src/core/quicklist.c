@@ -1,5 +1,15 @@
 /* quicklist.c - the list of packs (described in quicklist.h).
  *
+ * The nodes are an array of pack pointers, not linked node structs, and a
+ * list of one node keeps that node's pack pointer in the quicklist itself:
+ *
+ *   nodes 0    o = NULL
+ *   nodes 1    o = pack *                              (16 bytes + the pack)
+ *   nodes 2+   o = qarr { count, cap, pack *p[cap] }   (one more block)
+ *
+ * so slots() gives the node array in both cases (&o is an array of one).
+ * The element count of a one-node list is its pack's count.
+ *
  * Every insertion asks allow() whether the target node may take the new
  * entry. A push that does not fit starts a new end node; an insertion in
  * the middle of a full node tries the neighbour node at a node boundary,
@@ -15,17 +25,17 @@
 #define SAFETY_BYTES 8192  /* positive fill: a node never grows past this */
 #define FILL_MAX (1 << 15) /* positive fill is capped here */
 
-struct ql_node {
-    ql_node *prev, *next;
-    pack *p;
+struct quicklist {
+    void *o;
+    int32_t fill;
+    uint32_t nodes;
 };
 
-struct quicklist {
-    ql_node *head, *tail;
+typedef struct qarr {
     size_t count;
-    uint32_t nodes;
-    int32_t fill;
-};
+    size_t cap;
+    pack *p[];
+} qarr;
 
 static int clamp_fill(int fill) {
     if (fill < -5) return -5;
@@ -33,55 +43,85 @@ static int clamp_fill(int fill) {
     return fill;
 }
 
-/* 1 when a node of `bytes` bytes and `count` elements obeys the fill rule. */
+static qarr *arr(const quicklist *ql) { return ql->o; }
+
+/* The node array: nodes() pack pointers. */
+static pack **slots(quicklist *ql) { return ql->nodes > 1 ? arr(ql)->p : (pack **)&ql->o; }
+static pack *node(const quicklist *ql, size_t i) { return ql->nodes > 1 ? arr(ql)->p[i] : (pack *)ql->o; }
+
+/* Adds d to the element count of a list of several nodes (a one-node
+ * list's count is its pack's). */
+static void count_add(quicklist *ql, long d) {
+    if (ql->nodes > 1) arr(ql)->count = (size_t)((long)arr(ql)->count + d);
+}
+
+int quicklist_fill_allows(int fill, size_t bytes, size_t count) {
+    fill = clamp_fill(fill);
+    if (fill < 0) return bytes <= ((size_t)4096 << (-fill - 1));
+    return bytes <= SAFETY_BYTES && count <= (size_t)fill;
+}
+
+/* 1 when a node of `bytes` bytes and `count` elements obeys ql's fill rule. */
 static int fits(const quicklist *ql, size_t bytes, size_t count) {
-    if (ql->fill < 0) return bytes <= ((size_t)4096 << (-ql->fill - 1));
-    return bytes <= SAFETY_BYTES && count <= (size_t)ql->fill;
+    return quicklist_fill_allows(ql->fill, bytes, count);
 }
 
-/* May node n take one more entry of `add` bytes? */
-static int allow(const quicklist *ql, const ql_node *n, size_t add) {
-    return n && fits(ql, pack_bytes(n->p) + add, pack_count(n->p) + 1);
+/* May node i (may be out of range: no) take one more entry of `add` bytes? */
+static int allow(const quicklist *ql, size_t i, size_t add) {
+    if (i >= ql->nodes) return 0;
+    const pack *p = node(ql, i);
+    return fits(ql, pack_bytes(p) + add, pack_count(p) + 1);
 }
 
-static ql_node *node_new(pack *p) {
-    ql_node *n = zmalloc(sizeof *n);
-    n->prev = n->next = NULL;
-    n->p = p;
-    return n;
-}
-
-/* Links n after `at` (at NULL: as the new head). */
-static void link_after(quicklist *ql, ql_node *at, ql_node *n) {
-    n->prev = at;
-    n->next = at ? at->next : ql->head;
-    if (n->next)
-        n->next->prev = n;
-    else
-        ql->tail = n;
-    if (at)
-        at->next = n;
-    else
-        ql->head = n;
+/* Makes p (not empty) node i, shifting the nodes from i on; counts its
+ * elements. */
+static void node_insert(quicklist *ql, size_t i, pack *p) {
+    assert(i <= ql->nodes);
+    if (ql->nodes == 0) {
+        ql->o = p;
+        ql->nodes = 1;
+        return;
+    }
+    if (ql->nodes == 1) {
+        qarr *a = zmalloc(sizeof *a + 4 * sizeof(pack *));
+        a->count = pack_count(ql->o);
+        a->cap = 4;
+        a->p[0] = ql->o;
+        ql->o = a;
+    } else if (arr(ql)->cap == ql->nodes) {
+        size_t cap = arr(ql)->cap * 2;
+        ql->o = zrealloc(ql->o, sizeof(qarr) + cap * sizeof(pack *));
+        arr(ql)->cap = cap;
+    }
+    qarr *a = arr(ql);
+    memmove(a->p + i + 1, a->p + i, (ql->nodes - i) * sizeof(pack *));
+    a->p[i] = p;
+    a->count += pack_count(p);
     ql->nodes++;
 }
 
-/* Unlinks and frees n (its pack too); its elements must be uncounted. */
-static void unlink_free(quicklist *ql, ql_node *n) {
-    if (n->prev)
-        n->prev->next = n->next;
-    else
-        ql->head = n->next;
-    if (n->next)
-        n->next->prev = n->prev;
-    else
-        ql->tail = n->prev;
-    ql->nodes--;
-    pack_destroy(&n->p);
-    zfree(n);
+/* Frees node i (its elements must be uncounted) and closes the gap. */
+static void node_remove(quicklist *ql, size_t i) {
+    assert(i < ql->nodes);
+    pack **s = slots(ql);
+    pack_destroy(&s[i]);
+    if (ql->nodes == 1) {
+        ql->o = NULL;
+        ql->nodes = 0;
+        return;
+    }
+    qarr *a = arr(ql);
+    memmove(a->p + i, a->p + i + 1, (ql->nodes - i - 1) * sizeof(pack *));
+    if (--ql->nodes == 1) {
+        ql->o = a->p[0];
+        zfree(a);
+    }
 }
 
-static ql_node *node_with(const char *s, size_t len) { return node_new(pack_append(pack_create(), s, len)); }
+/* A new node i holding the one element s. */
+static void node_with(quicklist *ql, size_t i, const char *s, size_t len) {
+    node_insert(ql, i, pack_append(pack_create(), s, len));
+}
 
 quicklist *quicklist_create(int fill) {
     quicklist *ql = zcalloc(sizeof *ql);
@@ -92,41 +132,46 @@ quicklist *quicklist_create(int fill) {
 void quicklist_destroy(quicklist **qp) {
     if (!qp || !*qp) return;
     quicklist *ql = *qp;
-    while (ql->head)
-        unlink_free(ql, ql->head);
+    while (ql->nodes)
+        node_remove(ql, ql->nodes - 1);
     zfree(ql);
     *qp = NULL;
 }
 
 quicklist *quicklist_dup(const quicklist *ql) {
     quicklist *d = quicklist_create(ql->fill);
-    for (ql_node *n = ql->head; n; n = n->next)
-        link_after(d, d->tail, node_new(pack_dup(n->p)));
-    d->count = ql->count;
+    for (size_t i = 0; i < ql->nodes; i++)
+        node_insert(d, i, pack_dup(node(ql, i)));
     return d;
 }
 
 void quicklist_set_fill(quicklist *ql, int fill) { ql->fill = clamp_fill(fill); }
-size_t quicklist_count(const quicklist *ql) { return ql->count; }
+
+size_t quicklist_count(const quicklist *ql) {
+    if (ql->nodes > 1) return arr(ql)->count;
+    return ql->nodes ? pack_count(ql->o) : 0;
+}
+
 size_t quicklist_nodes(const quicklist *ql) { return ql->nodes; }
 
 size_t quicklist_bytes(const quicklist *ql) {
-    size_t b = zmalloc_size(ql);
-    for (ql_node *n = ql->head; n; n = n->next)
-        b += zmalloc_size(n) + zmalloc_size(n->p);
+    size_t b = zmalloc_size(ql) + (ql->nodes > 1 ? zmalloc_size(ql->o) : 0);
+    for (size_t i = 0; i < ql->nodes; i++)
+        b += zmalloc_size(node(ql, i));
     return b;
 }
 
 /* ---- ends ---- */
 
 void quicklist_push(quicklist *ql, int where, const char *s, size_t len) {
-    ql_node *n = where == QL_HEAD ? ql->head : ql->tail;
-    if (allow(ql, n, pack_entry_size(s, len))) {
-        n->p = where == QL_HEAD ? pack_prepend(n->p, s, len) : pack_append(n->p, s, len);
+    size_t i = where == QL_HEAD ? 0 : ql->nodes - 1; /* wraps when empty: allow() says no */
+    if (allow(ql, i, pack_entry_size(s, len))) {
+        pack **n = slots(ql) + i;
+        *n = where == QL_HEAD ? pack_prepend(*n, s, len) : pack_append(*n, s, len);
+        count_add(ql, 1);
     } else {
-        link_after(ql, where == QL_HEAD ? NULL : ql->tail, node_with(s, len));
+        node_with(ql, where == QL_HEAD ? 0 : ql->nodes, s, len);
     }
-    ql->count++;
 }
 
 int quicklist_peek(const quicklist *ql, int where, pack_val *out) {
@@ -146,50 +191,55 @@ int quicklist_pop(quicklist *ql, int where) {
 /* ---- positions ---- */
 
 static int pos_none(ql_pos *pos) {
-    pos->node = NULL;
+    pos->ql = NULL;
+    pos->node = 0;
     pos->off = 0;
     return 0;
 }
 
-int quicklist_first(const quicklist *ql, ql_pos *pos) {
-    if (!ql->head) return pos_none(pos);
-    pos->node = ql->head;
-    pos->off = pack_first(ql->head->p);
+static int pos_at(ql_pos *pos, const quicklist *ql, size_t i, size_t off) {
+    pos->ql = ql;
+    pos->node = i;
+    pos->off = off;
     return 1;
+}
+
+int quicklist_first(const quicklist *ql, ql_pos *pos) {
+    if (!ql->nodes) return pos_none(pos);
+    return pos_at(pos, ql, 0, pack_first(node(ql, 0)));
 }
 
 int quicklist_last(const quicklist *ql, ql_pos *pos) {
-    if (!ql->tail) return pos_none(pos);
-    pos->node = ql->tail;
-    pos->off = pack_last(ql->tail->p);
-    return 1;
+    if (!ql->nodes) return pos_none(pos);
+    return pos_at(pos, ql, ql->nodes - 1, pack_last(node(ql, ql->nodes - 1)));
 }
 
 /* Node holding element i (0 <= i < count) and i's index inside it. */
-static ql_node *locate(const quicklist *ql, size_t i, size_t *local) {
-    ql_node *n;
-    if (i < ql->count / 2) {
-        for (n = ql->head; i >= pack_count(n->p); n = n->next)
-            i -= pack_count(n->p);
+static size_t locate(const quicklist *ql, size_t i, size_t *local) {
+    size_t n, count = quicklist_count(ql);
+    if (i < count / 2) {
+        for (n = 0; i >= pack_count(node(ql, n)); n++)
+            i -= pack_count(node(ql, n));
         *local = i;
     } else {
-        size_t back = ql->count - 1 - i; /* index counted from the tail */
-        for (n = ql->tail; back >= pack_count(n->p); n = n->prev)
-            back -= pack_count(n->p);
-        *local = pack_count(n->p) - 1 - back;
+        size_t back = count - 1 - i; /* index counted from the tail */
+        for (n = ql->nodes - 1; back >= pack_count(node(ql, n)); n--)
+            back -= pack_count(node(ql, n));
+        *local = pack_count(node(ql, n)) - 1 - back;
     }
     return n;
 }
 
 /* Normalizes a Redis-style index; 0 when out of range. */
 static int norm_index(const quicklist *ql, long i, size_t *out) {
+    size_t count = quicklist_count(ql);
     if (i < 0) {
         long back = -(i + 1); /* 0 for -1; never overflows, even at LONG_MIN */
-        if ((size_t)back >= ql->count) return 0;
-        *out = ql->count - (size_t)back - 1;
+        if ((size_t)back >= count) return 0;
+        *out = count - (size_t)back - 1;
         return 1;
     }
-    if ((size_t)i >= ql->count) return 0;
+    if ((size_t)i >= count) return 0;
     *out = (size_t)i;
     return 1;
 }
@@ -197,159 +247,179 @@ static int norm_index(const quicklist *ql, long i, size_t *out) {
 int quicklist_index(const quicklist *ql, long i, ql_pos *pos) {
     size_t idx, local;
     if (!norm_index(ql, i, &idx)) return pos_none(pos);
-    pos->node = locate(ql, idx, &local);
-    pos->off = pack_index(pos->node->p, (long)local);
-    return 1;
+    size_t n = locate(ql, idx, &local);
+    return pos_at(pos, ql, n, pack_index(node(ql, n), (long)local));
 }
 
 int quicklist_next(ql_pos *pos) {
-    if (!pos->node) return 0;
-    size_t o = pack_next(pos->node->p, pos->off);
+    if (!pos->ql) return 0;
+    size_t o = pack_next(node(pos->ql, pos->node), pos->off);
     if (o) {
         pos->off = o;
         return 1;
     }
-    if (!pos->node->next) return pos_none(pos);
-    pos->node = pos->node->next;
-    pos->off = pack_first(pos->node->p);
+    if (pos->node + 1 >= pos->ql->nodes) return pos_none(pos);
+    pos->node++;
+    pos->off = pack_first(node(pos->ql, pos->node));
     return 1;
 }
 
 int quicklist_prev(ql_pos *pos) {
-    if (!pos->node) return 0;
-    size_t o = pack_prev(pos->node->p, pos->off);
+    if (!pos->ql) return 0;
+    size_t o = pack_prev(node(pos->ql, pos->node), pos->off);
     if (o) {
         pos->off = o;
         return 1;
     }
-    if (!pos->node->prev) return pos_none(pos);
-    pos->node = pos->node->prev;
-    pos->off = pack_last(pos->node->p);
+    if (pos->node == 0) return pos_none(pos);
+    pos->node--;
+    pos->off = pack_last(node(pos->ql, pos->node));
     return 1;
 }
 
-void quicklist_get(const ql_pos *pos, pack_val *out) { pack_get(pos->node->p, pos->off, out); }
+void quicklist_get(const ql_pos *pos, pack_val *out) { pack_get(node(pos->ql, pos->node), pos->off, out); }
 
-int quicklist_eq(const ql_pos *pos, const char *s, size_t len) { return pack_eq(pos->node->p, pos->off, s, len); }
+int quicklist_eq(const ql_pos *pos, const char *s, size_t len) {
+    return pack_eq(node(pos->ql, pos->node), pos->off, s, len);
+}
 
 /* ---- changes in the middle ---- */
 
-/* Joins b into a when both exist and the result obeys the fill rule. */
-static void merge_if_fits(quicklist *ql, ql_node *a, ql_node *b) {
-    if (!a || !b) return;
-    size_t bytes = pack_bytes(a->p) + pack_bytes(b->p) - 8; /* one header goes */
-    if (!fits(ql, bytes, pack_count(a->p) + pack_count(b->p))) return;
-    a->p = pack_merge(a->p, b->p);
-    b->p = NULL;
-    unlink_free(ql, b);
+/* Joins node i+1 into node i when both exist and the result obeys the fill
+ * rule. */
+static void merge_if_fits(quicklist *ql, size_t i) {
+    if (i + 1 >= ql->nodes) return;
+    pack *a = node(ql, i), *b = node(ql, i + 1);
+    size_t bytes = pack_bytes(a) + pack_bytes(b) - 8; /* one header goes */
+    if (!fits(ql, bytes, pack_count(a) + pack_count(b))) return;
+    pack **s = slots(ql);
+    s[i] = pack_merge(a, b); /* the elements stay counted */
+    s[i + 1] = NULL;
+    node_remove(ql, i + 1);
 }
 
-/* Puts an element at byte offset `at` of node n (at may be the end). */
-static void place(quicklist *ql, ql_node *n, size_t at, const char *s, size_t len) {
-    size_t add = pack_entry_size(s, len), end = pack_bytes(n->p);
-    int at_first = at == pack_first(n->p), at_end = at == end;
-    ql->count++;
-    if (allow(ql, n, add)) {
-        n->p = pack_insert(n->p, at, s, len);
-    } else if (at_end && allow(ql, n->next, add)) {
-        n->next->p = pack_prepend(n->next->p, s, len);
-    } else if (at_first && allow(ql, n->prev, add)) {
-        n->prev->p = pack_append(n->prev->p, s, len);
+/* Puts an element at byte offset `at` of node i (at may be the end). */
+static void place(quicklist *ql, size_t i, size_t at, const char *s, size_t len) {
+    pack *n = node(ql, i);
+    size_t add = pack_entry_size(s, len), end = pack_bytes(n);
+    int at_first = at == pack_first(n), at_end = at == end;
+    if (allow(ql, i, add)) {
+        slots(ql)[i] = pack_insert(n, at, s, len);
+        count_add(ql, 1);
+    } else if (at_end && allow(ql, i + 1, add)) {
+        slots(ql)[i + 1] = pack_prepend(node(ql, i + 1), s, len);
+        count_add(ql, 1);
+    } else if (at_first && i > 0 && allow(ql, i - 1, add)) {
+        slots(ql)[i - 1] = pack_append(node(ql, i - 1), s, len);
+        count_add(ql, 1);
     } else if (at_end || at_first) {
-        link_after(ql, at_end ? n : n->prev, node_with(s, len));
+        node_with(ql, at_end ? i + 1 : i, s, len);
     } else {
-        ql_node *r = node_new(pack_split(&n->p, at));
-        link_after(ql, n, r);
-        if (allow(ql, n, add))
-            n->p = pack_append(n->p, s, len);
-        else if (allow(ql, r, add))
-            r->p = pack_prepend(r->p, s, len);
-        else
-            link_after(ql, n, node_with(s, len));
-        merge_if_fits(ql, r, r->next);
-        merge_if_fits(ql, n->prev, n);
+        /* split node i at `at`; the right part becomes node i+1 */
+        pack *right = pack_split(&slots(ql)[i], at);
+        int own = 0;
+        count_add(ql, -(long)pack_count(right));
+        node_insert(ql, i + 1, right);
+        if (allow(ql, i, add)) {
+            slots(ql)[i] = pack_append(node(ql, i), s, len);
+            count_add(ql, 1);
+        } else if (allow(ql, i + 1, add)) {
+            slots(ql)[i + 1] = pack_prepend(node(ql, i + 1), s, len);
+            count_add(ql, 1);
+        } else {
+            node_with(ql, i + 1, s, len);
+            own = 1;
+        }
+        merge_if_fits(ql, own ? i + 2 : i + 1); /* the right part with its successor */
+        if (i > 0) merge_if_fits(ql, i - 1);
     }
 }
 
 void quicklist_insert(quicklist *ql, const ql_pos *pos, int after, const char *s, size_t len) {
-    ql_node *n = pos->node;
-    size_t at = pos->off;
+    size_t i = pos->node, at = pos->off;
     if (after) {
-        at = pack_next(n->p, pos->off);
-        if (!at) at = pack_bytes(n->p);
+        at = pack_next(node(ql, i), pos->off);
+        if (!at) at = pack_bytes(node(ql, i));
     }
-    place(ql, n, at, s, len);
+    place(ql, i, at, s, len);
 }
 
 void quicklist_replace(quicklist *ql, const ql_pos *pos, const char *s, size_t len) {
-    ql_node *n = pos->node;
-    size_t next = pack_next(n->p, pos->off);
-    size_t old = (next ? next : pack_bytes(n->p)) - pos->off;
-    size_t bytes = pack_bytes(n->p) - old + pack_entry_size(s, len);
-    if (pack_count(n->p) == 1 || fits(ql, bytes, pack_count(n->p))) {
-        n->p = pack_replace(n->p, pos->off, s, len);
+    size_t i = pos->node;
+    pack *n = node(ql, i);
+    size_t next = pack_next(n, pos->off);
+    size_t old = (next ? next : pack_bytes(n)) - pos->off;
+    size_t bytes = pack_bytes(n) - old + pack_entry_size(s, len);
+    if (pack_count(n) == 1 || fits(ql, bytes, pack_count(n))) {
+        slots(ql)[i] = pack_replace(n, pos->off, s, len);
         return;
     }
-    n->p = pack_delete(n->p, pos->off, 1); /* n keeps at least one element */
-    ql->count--;
-    place(ql, n, pos->off, s, len);
+    slots(ql)[i] = pack_delete(n, pos->off, 1); /* the node keeps at least one element */
+    count_add(ql, -1);
+    place(ql, i, pos->off, s, len);
 }
 
 int quicklist_delete_at(quicklist *ql, ql_pos *pos, int forward) {
-    ql_node *n = pos->node;
-    n->p = pack_delete(n->p, pos->off, 1);
-    ql->count--;
-    if (pack_count(n->p) == 0) {
-        ql_node *to = forward ? n->next : n->prev;
-        unlink_free(ql, n);
-        if (!to) return pos_none(pos);
-        pos->node = to;
-        pos->off = forward ? pack_first(to->p) : pack_last(to->p);
-        return 1;
+    size_t i = pos->node;
+    pack *n = slots(ql)[i] = pack_delete(node(ql, i), pos->off, 1);
+    count_add(ql, -1);
+    if (pack_count(n) == 0) {
+        node_remove(ql, i);
+        if (forward) {
+            if (i >= ql->nodes) return pos_none(pos);
+            return pos_at(pos, ql, i, pack_first(node(ql, i)));
+        }
+        if (i == 0) return pos_none(pos);
+        return pos_at(pos, ql, i - 1, pack_last(node(ql, i - 1)));
     }
     if (forward) {
-        if (pos->off < pack_bytes(n->p)) return 1;
-        if (!n->next) return pos_none(pos);
-        pos->node = n->next;
-        pos->off = pack_first(n->next->p);
-        return 1;
+        if (pos->off < pack_bytes(n)) return 1;
+        if (i + 1 >= ql->nodes) return pos_none(pos);
+        return pos_at(pos, ql, i + 1, pack_first(node(ql, i + 1)));
     }
-    size_t o = pack_prev(n->p, pos->off);
+    size_t o = pack_prev(n, pos->off);
     if (o) {
         pos->off = o;
         return 1;
     }
-    if (!n->prev) return pos_none(pos);
-    pos->node = n->prev;
-    pos->off = pack_last(n->prev->p);
-    return 1;
+    if (i == 0) return pos_none(pos);
+    return pos_at(pos, ql, i - 1, pack_last(node(ql, i - 1)));
 }
 
 size_t quicklist_delete_range(quicklist *ql, long start, size_t n) {
     size_t idx, local;
     if (n == 0 || !norm_index(ql, start, &idx)) return 0;
-    if (n > ql->count - idx) n = ql->count - idx;
-    size_t left = n;
-    ql_node *nd = locate(ql, idx, &local);
+    if (n > quicklist_count(ql) - idx) n = quicklist_count(ql) - idx;
+    size_t left = n, i = locate(ql, idx, &local);
     while (left > 0) {
-        ql_node *next = nd->next;
-        size_t have = pack_count(nd->p) - local;
+        pack *p = node(ql, i);
+        size_t have = pack_count(p) - local;
         size_t k = left < have ? left : have;
-        if (local == 0 && k == pack_count(nd->p))
-            unlink_free(ql, nd);
-        else
-            nd->p = pack_delete_range(nd->p, (long)local, k);
+        count_add(ql, -(long)k);
+        if (local == 0 && k == pack_count(p)) {
+            node_remove(ql, i); /* the next node moves into slot i */
+        } else {
+            slots(ql)[i] = pack_delete_range(p, (long)local, k);
+            i++;
+        }
         left -= k;
         local = 0;
-        nd = next;
     }
-    ql->count -= n;
     return n;
 }
 
 void quicklist_foreach_node(const quicklist *ql, void (*fn)(void *ud, const pack *p), void *ud) {
-    for (ql_node *n = ql->head; n; n = n->next)
-        fn(ud, n->p);
+    for (size_t i = 0; i < ql->nodes; i++)
+        fn(ud, node(ql, i));
+}
+
+pack *quicklist_take_single(quicklist **qp) {
+    quicklist *ql = *qp;
+    if (ql->nodes > 1) return NULL;
+    pack *p = ql->nodes ? ql->o : pack_create();
+    zfree(ql);
+    *qp = NULL;
+    return p;
 }
 
 void quicklist_append_pack(quicklist *ql, pack *p) {
@@ -357,6 +427,5 @@ void quicklist_append_pack(quicklist *ql, pack *p) {
         pack_destroy(&p);
         return;
     }
-    ql->count += pack_count(p);
-    link_after(ql, ql->tail, node_new(p));
+    node_insert(ql, ql->nodes, p);
 }

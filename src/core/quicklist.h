@@ -1,10 +1,11 @@
 /* quicklist.h - a list as a doubly linked chain of packs (the "quicklist"
  * encoding of Redis lists).
  *
- *   quicklist { head, tail, count, nodes, fill }
- *      head -> [node|pack] <-> [node|pack] <-> ... <-> [node|pack] <- tail
+ *   quicklist { o, fill, nodes }                   16 bytes
+ *      o -> pack                                   (one node)
+ *      o -> { count, cap, [pack *, pack *, ...] }  (several)
  *
- * Each node holds one pack of consecutive elements. How full a node may
+ * Each node is one pack of consecutive elements. How full a node may
  * grow is `fill`, Redis's list-max-listpack-size: -1..-5 allow a pack of at
  * most 4/8/16/32/64 KB (below -5 counts as -5), a positive value allows
  * that many elements (at most 32768) while the pack stays under 8 KB, and 0
@@ -25,11 +26,12 @@
 #include <stdint.h>
 
 typedef struct quicklist quicklist;
-typedef struct ql_node ql_node;
 
-/* One element of a list; node NULL means none. */
+/* One element of a list: node index `node`, offset `off` in its pack; ql
+ * NULL means none. */
 typedef struct ql_pos {
-    ql_node *node;
+    const quicklist *ql;
+    size_t node;
     size_t off;
 } ql_pos;
 
@@ -61,13 +63,13 @@ int quicklist_peek(const quicklist *ql, int where, pack_val *out);
 /* Removes the head or tail element; 0 when the list was empty. */
 int quicklist_pop(quicklist *ql, int where);
 
-/* Positions. Each returns 1 and sets *pos, or 0 (pos->node = NULL). */
+/* Positions. Each returns 1 and sets *pos, or 0 (pos->ql = NULL). */
 int quicklist_first(const quicklist *ql, ql_pos *pos);
 int quicklist_last(const quicklist *ql, ql_pos *pos);
 /* Element at index i (negative from the tail), walking from the nearer
  * end. */
 int quicklist_index(const quicklist *ql, long i, ql_pos *pos);
-/* Moves to the following / preceding element; 0 (and pos->node = NULL)
+/* Moves to the following / preceding element; 0 (and pos->ql = NULL)
  * past the end. */
 int quicklist_next(ql_pos *pos);
 int quicklist_prev(ql_pos *pos);
@@ -84,7 +86,7 @@ void quicklist_insert(quicklist *ql, const ql_pos *pos, int after, const char *s
 void quicklist_replace(quicklist *ql, const ql_pos *pos, const char *s, size_t len);
 /* Deletes the element at pos and moves pos to the element that followed
  * it in the direction of travel (forward = 1: towards the tail). Returns 1
- * when there is one, 0 (pos->node = NULL) when not. Other positions are
+ * when there is one, 0 (pos->ql = NULL) when not. Other positions are
  * invalid afterwards. */
 int quicklist_delete_at(quicklist *ql, ql_pos *pos, int forward);
 /* Deletes up to n elements from index start (negative from the tail);
@@ -97,4 +99,11 @@ void quicklist_foreach_node(const quicklist *ql, void (*fn)(void *ud, const pack
 /* Appends a whole pack as a new tail node (RDB load); takes ownership. An
  * empty pack is freed and adds nothing. */
 void quicklist_append_pack(quicklist *ql, pack *p);
+/* When *ql has at most one node: frees the quicklist, sets *ql to NULL and
+ * returns its only pack (an empty one for an empty list). Else NULL, and
+ * nothing changes. */
+pack *quicklist_take_single(quicklist **ql);
+/* 1 when a node of `bytes` pack bytes holding `count` elements obeys the
+ * fill rule `fill` (list-max-listpack-size, clamped as above). */
+int quicklist_fill_allows(int fill, size_t bytes, size_t count);
 #endif

@@ -114,16 +114,34 @@ void rlp_end(rlp_writer *w) {
     put_le(hdr + 4, w->count < LP_COUNT_UNKNOWN ? w->count : LP_COUNT_UNKNOWN, 2);
 }
 
+/* A pack element: strings as rlp_add_str (which makes canonical integers
+ * integers), integers as they are. */
+static void add_val(rlp_writer *w, const pack_val *v) {
+    if (v->s)
+        rlp_add_str(w, v->s, v->len);
+    else
+        rlp_add_int(w, v->v);
+}
+
 void rlp_from_pack(buf *out, const pack *p) {
     rlp_writer w;
     rlp_begin(&w, out);
     for (size_t pos = pack_first(p); pos; pos = pack_next(p, pos)) {
         pack_val v;
         pack_get(p, pos, &v);
-        if (v.s)
-            rlp_add_str(&w, v.s, v.len);
-        else
-            rlp_add_int(&w, v.v);
+        add_val(&w, &v);
+    }
+    rlp_end(&w);
+}
+
+void rlp_from_hpack(buf *out, const hpack *h) {
+    rlp_writer w;
+    rlp_begin(&w, out);
+    for (size_t pos = hpack_first(h); pos; pos = hpack_next(h, pos)) {
+        pack_val f, v;
+        hpack_get(h, pos, &f, &v);
+        add_val(&w, &f);
+        add_val(&w, &v);
     }
     rlp_end(&w);
 }

@@ -15,6 +15,7 @@
  * byte, so conversion re-encodes every element. Thread-safe (no state). */
 #ifndef SHOAL_PERSIST_LISTPACK_H
 #define SHOAL_PERSIST_LISTPACK_H
+#include "core/hpack.h"
 #include "core/pack.h"
 #include "lib/buf.h"
 #include <stddef.h>
@@ -35,6 +36,8 @@ void rlp_add_int(rlp_writer *w, int64_t v);
 void rlp_end(rlp_writer *w);
 /* Appends the Redis listpack holding p's elements to out. */
 void rlp_from_pack(buf *out, const pack *p);
+/* Appends the Redis listpack of h's pairs (field, value, ...) to out. */
+void rlp_from_hpack(buf *out, const hpack *h);
 
 /* Reads a Redis listpack from untrusted bytes. rlp_open validates all of
  * it first (header size equals n, every entry inside the block with a

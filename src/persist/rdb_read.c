@@ -5,7 +5,7 @@
 #include "cmd/hash.h"
 #include "cmd/set.h"
 #include "cmd/zset.h"
-#include "core/quicklist.h"
+#include "core/lobj.h"
 #include "core/smap.h"
 #include "lib/mem.h"
 #include "lib/util.h"
@@ -215,7 +215,7 @@ static int read_list(rdb_in *in, void **obj) {
         rdb_str_free(&s);
     }
     if (st) quicklist_destroy(&ql);
-    *obj = ql;
+    *obj = st ? NULL : lobj_from_quicklist(ql);
     return st;
 }
 
@@ -246,7 +246,7 @@ static int read_quicklist2(rdb_in *in, void **obj) {
         st = read_ql_node(in, ql);
     if (!st && quicklist_count(ql) == 0) st = RDB_EEMPTY;
     if (st) quicklist_destroy(&ql);
-    *obj = ql;
+    *obj = st ? NULL : lobj_from_quicklist(ql);
     return st;
 }
 

@@ -10,7 +10,7 @@
 #include "cmd/hash.h"
 #include "cmd/set.h"
 #include "cmd/zset.h"
-#include "core/quicklist.h"
+#include "core/lobj.h"
 #include "lib/log.h"
 #include "lib/mem.h"
 #include "lib/util.h"
@@ -136,17 +136,19 @@ static void put_list_node(void *ud, const pack *p) {
     put_blob_buf(o, &lp);
 }
 
-static void put_list_value(buf *o, const quicklist *ql) {
-    put_len(o, quicklist_nodes(ql));
-    quicklist_foreach_node(ql, put_list_node, o);
+static void put_list_value(buf *o, const void *obj) {
+    put_len(o, lobj_nodes(obj));
+    lobj_foreach_node(obj, put_list_node, o);
 }
 
 static void put_member(void *ud, const char *m, size_t ml) { put_str(ud, m, ml); }
 
 static void put_set_value(buf *o, const void *obj) {
     const intset *is = set_value_intset(obj);
-    if (is) {
-        put_str(o, (const char *)is, intset_bytes(is));
+    if (is) { /* Redis's layout: at least 2 bytes per value */
+        intset *w = intset_widen(is, 2);
+        put_str(o, (const char *)w, intset_bytes(w));
+        intset_destroy(&w);
         return;
     }
     put_len(o, set_value_len(obj));
@@ -159,10 +161,10 @@ static void put_pair(void *ud, const char *f, size_t fl, const char *v, size_t v
 }
 
 static void put_hash_value(buf *o, const void *obj) {
-    const pack *p = hash_value_pack(obj);
-    if (p) {
+    const hpack *h = hash_value_hpack(obj);
+    if (h) {
         buf lp = {0};
-        rlp_from_pack(&lp, p);
+        rlp_from_hpack(&lp, h);
         put_blob_buf(o, &lp);
         return;
     }
@@ -216,7 +218,7 @@ static int value_type(const entry *e) {
     case T_ZSET:
         return zobj_is_big(o) ? TYPE_ZSET_2 : TYPE_ZSET_LISTPACK;
     case T_HASH:
-        return hash_value_pack(o) ? TYPE_HASH_LISTPACK : TYPE_HASH;
+        return hash_value_hpack(o) ? TYPE_HASH_LISTPACK : TYPE_HASH;
     default:
         return TYPE_STRING;
     }

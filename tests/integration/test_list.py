@@ -552,6 +552,71 @@ def test_big_list_model(l, fill):
     assert x(l, "LRANGE", "k", 0, -1) == b(*model)
 
 
+@pytest.mark.parametrize("fill", [3, 1, -1])
+def test_small_list_model(l, fill):
+    """A list that keeps growing past one node and shrinking back to one
+    (or none), through every writing command, against a model."""
+    rnd = random.Random(31 + fill)
+    x(l, "CONFIG", "SET", "list-max-listpack-size", fill)
+    model = []
+    for step in range(400):
+        op = rnd.randrange(9)
+        v = rnd.choice(["a", "7", "-70000", "x" * rnd.randrange(1, 40), "s%d" % step])
+        if op == 0 or not model:
+            n = rnd.randrange(1, 5)
+            vals = [v + str(i) for i in range(n)]
+            left = rnd.random() < 0.5
+            assert x(l, "LPUSH" if left else "RPUSH", "k", *vals) == len(model) + n
+            model = list(reversed(vals)) + model if left else model + vals
+        elif op == 1:
+            left = rnd.random() < 0.5
+            n = rnd.randrange(1, 4)
+            got = x(l, "LPOP" if left else "RPOP", "k", n)
+            want = model[:n] if left else list(reversed(model[-n:]))
+            assert got == b(*want)
+            model = model[n:] if left else model[:-n] if n < len(model) else []
+        elif op == 2:
+            i = rnd.randrange(-len(model), len(model))
+            assert x(l, "LSET", "k", i, v) == b"OK"
+            model[i] = v
+        elif op == 3:
+            pivot = rnd.choice(model)
+            after = rnd.random() < 0.5
+            assert x(l, "LINSERT", "k", "AFTER" if after else "BEFORE", pivot, v) == len(model) + 1
+            j = model.index(pivot)
+            model.insert(j + 1 if after else j, v)
+        elif op == 4:
+            target = rnd.choice(model)
+            count = rnd.choice([0, 1, -1, 2])
+            gone = x(l, "LREM", "k", count, target)
+            idx = [i for i, e in enumerate(model) if e == target]
+            if count < 0:
+                idx = idx[::-1]
+            idx = idx[:abs(count)] if count else idx
+            assert gone == len(idx)
+            model = [e for i, e in enumerate(model) if i not in set(idx)]
+        elif op == 5:
+            start, end = rnd.randrange(-6, 6), rnd.randrange(-6, 6)
+            assert x(l, "LTRIM", "k", start, end) == b"OK"
+            model = model_range(model, start, end)
+        elif op == 6:
+            src_left, dst_left = rnd.random() < 0.5, rnd.random() < 0.5
+            e = model[0] if src_left else model[-1]
+            assert x(l, "LMOVE", "k", "k", "LEFT" if src_left else "RIGHT", "LEFT" if dst_left else "RIGHT") == \
+                e.encode()
+            model = model[1:] if src_left else model[:-1]
+            model = [e] + model if dst_left else model + [e]
+        elif op == 7:
+            i = rnd.randrange(-len(model) - 1, len(model) + 1)
+            want = model[i].encode() if -len(model) <= i < len(model) else None
+            assert x(l, "LINDEX", "k", i) == want
+        else:
+            assert x(l, "LPOS", "k", model[-1], "RANK", -1) == len(model) - 1 - model[::-1].index(model[-1])
+        assert x(l, "LRANGE", "k", 0, -1) == b(*model)
+        assert x(l, "LLEN", "k") == len(model)
+        assert x(l, "EXISTS", "k") == (1 if model else 0)
+
+
 def test_config_fill_change(l):
     x(l, "CONFIG", "SET", "list-max-listpack-size", 2)
     x(l, "RPUSH", "k", *range(10))

@@ -72,7 +72,15 @@ def test_dump_is_redis_bytes(r, ref):
         c.hset("h", mapping={"a": "1", "b": "hello", "n": "-5000", "m": "100000"})
         c.sadd("i", 1, 2, 3, -70000)
         c.zadd("z", {"a": 1, "b": 2.5, "c": -3, "d": 1e20})
-    for k in ("a", "n", "big", "h", "i", "z"):
+        # packed forms of our own must still dump as Redis's: values that
+        # fit one byte, a set that was 16 bits wide, pairs longer than the
+        # short form, a one-node list
+        c.sadd("i8", 1, 2, 3, -128, 127)
+        c.sadd("i16", 5, 300)
+        c.srem("i16", 300)
+        c.hset("hl", mapping={"f" * 20: "x", "k": "v" * 30, "n": "12345678901234567890", "": ""})
+        c.rpush("l", "a", "1", "hello", "-70000")
+    for k in ("a", "n", "big", "h", "i", "z", "i8", "i16", "hl", "l"):
         assert r.dump(k) == rr.dump(k), k
     rr.close()
 

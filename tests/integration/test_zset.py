@@ -207,11 +207,19 @@ def test_zcount_zlexcount(z):
 
 # ---- ranges ----
 
-@pytest.mark.parametrize("n", [10, 200])
+@pytest.mark.parametrize("n", [10, 100, 200])
 def test_zrange_by_rank(z, n):
     fill(z, "z", n)
     names = b(*["m%04d" % i for i in range(n)])
+    assert x(z, "OBJECT", "ENCODING", "z") == (b"skiplist" if n > 128 else b"listpack")
     assert x(z, "ZRANGE", "z", 0, -1) == names
+    # reverse walks over many members, from several starting ranks
+    assert x(z, "ZREVRANGE", "z", 0, -1) == names[::-1]
+    for lo, hi in ((0, 9), (3, n // 2), (n // 3, n - 2), (n - 1, n - 1)):
+        assert x(z, "ZREVRANGE", "z", lo, hi) == names[::-1][lo:hi + 1]
+    assert x(z, "ZRANGE", "z", n, 0, "BYSCORE", "REV", "LIMIT", 1, n) == names[::-1][1:]
+    assert x(z, "ZREVRANGEBYSCORE", "z", "+inf", "-inf", "WITHSCORES", "LIMIT", n - 3, 5) == \
+        b(*[v for i in (2, 1, 0) for v in ("m%04d" % i, i)])
     assert x(z, "ZRANGE", "z", 2, 4) == names[2:5]
     assert x(z, "ZRANGE", "z", -3, -1) == names[-3:]
     assert x(z, "ZRANGE", "z", -1000, 1000) == names

@@ -27,7 +27,7 @@ static int sorted_unique(const intset *s) {
 static void test_empty(void) {
     intset *s = intset_create();
     int r = -1;
-    CHECK(intset_len(s) == 0 && intset_bytes(s) == 8 && intset_width(s) == 2);
+    CHECK(intset_len(s) == 0 && intset_bytes(s) == 8 && intset_width(s) == 1);
     CHECK(!intset_find(s, 0) && !intset_find(s, INT64_MIN) && !intset_find(s, INT64_MAX));
     s = intset_remove(s, 5, &r);
     CHECK(r == 0 && intset_len(s) == 0);
@@ -38,13 +38,26 @@ static void test_empty(void) {
     intset_destroy(&s);
 }
 
-/* The block is Redis's intset byte for byte. */
+/* The block is Redis's intset byte for byte from width 2 on; width 1 is
+ * ours, and intset_widen turns it into Redis's. */
 static void test_layout(void) {
     intset *s = intset_create();
     s = intset_add(s, 3, NULL);
     s = intset_add(s, 1, NULL);
     s = intset_add(s, 2, NULL);
+    const uint8_t want8[] = {1, 0, 0, 0, 3, 0, 0, 0, 1, 2, 3};
+    CHECK(intset_bytes(s) == sizeof want8 && memcmp(s, want8, sizeof want8) == 0);
     const uint8_t want[] = {2, 0, 0, 0, 3, 0, 0, 0, 1, 0, 2, 0, 3, 0};
+    intset *w = intset_widen(s, 2);
+    CHECK(intset_bytes(w) == sizeof want && memcmp(w, want, sizeof want) == 0);
+    CHECK(intset_load(s, intset_bytes(s)) == NULL); /* Redis has no 1-byte intsets */
+    intset *l = intset_load(w, intset_bytes(w));
+    CHECK(l && intset_len(l) == 3 && intset_width(l) == 2);
+    intset_destroy(&l);
+    intset_destroy(&w);
+    s = intset_add(s, 200, NULL); /* upgrade to 16 bits */
+    s = intset_remove(s, 200, NULL);
+    /* never narrows again */
     CHECK(intset_bytes(s) == sizeof want && memcmp(s, want, sizeof want) == 0);
     s = intset_add(s, -70000, NULL); /* upgrade to 32 bits, goes first */
     const uint8_t want32[] = {4, 0, 0, 0, 4, 0, 0, 0, 0x90, 0xEE, 0xFE, 0xFF, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0};
@@ -56,6 +69,10 @@ static void test_boundaries(void) {
     const int64_t vals[] = {0,
                             -1,
                             1,
+                            INT8_MAX,
+                            INT8_MIN,
+                            (int64_t)INT8_MAX + 1,
+                            (int64_t)INT8_MIN - 1,
                             INT16_MAX,
                             INT16_MIN,
                             (int64_t)INT16_MAX + 1,
@@ -68,7 +85,7 @@ static void test_boundaries(void) {
                             INT64_MIN,
                             INT64_MAX - 1,
                             INT64_MIN + 1};
-    const int widths[] = {2, 2, 2, 2, 2, 4, 4, 4, 4, 8, 8, 8, 8, 8, 8};
+    const int widths[] = {1, 1, 1, 1, 1, 2, 2, 2, 2, 4, 4, 4, 4, 8, 8, 8, 8, 8, 8};
     size_t n = sizeof vals / sizeof vals[0];
     intset *s = intset_create();
     for (size_t i = 0; i < n; i++) {
@@ -197,6 +214,22 @@ static void test_validate(void) {
     const uint8_t empty[] = {4, 0, 0, 0, 0, 0, 0, 0};
     CHECK(valid_copy(empty, sizeof empty));
     CHECK(intset_load(dup, sizeof dup) == NULL);
+    const uint8_t w1[] = {1, 0, 0, 0, 2, 0, 0, 0, 0xFF, 1}; /* -1 < 1 */
+    CHECK(valid_copy(w1, sizeof w1) && intset_load(w1, sizeof w1) == NULL);
+    const uint8_t w1bad[] = {1, 0, 0, 0, 2, 0, 0, 0, 1, 0xFF};
+    CHECK(!valid_copy(w1bad, sizeof w1bad));
+    /* built from sorted values at the narrowest width allowed */
+    const int64_t sv[] = {-3, 5, 127};
+    intset *b = intset_from_sorted(sv, 3, 1);
+    CHECK(intset_width(b) == 1 && intset_len(b) == 3 && intset_get(b, 0) == -3 && intset_get(b, 2) == 127);
+    intset_destroy(&b);
+    b = intset_from_sorted(sv, 3, 4);
+    CHECK(intset_width(b) == 4 && intset_find(b, 5));
+    intset_destroy(&b);
+    const int64_t sv2[] = {-129, 0};
+    b = intset_from_sorted(sv2, 2, 1);
+    CHECK(intset_width(b) == 2 && intset_get(b, 0) == -129);
+    intset_destroy(&b);
 }
 
 /* Randomized: adds, removes and lookups against a sorted array. */
@@ -272,7 +305,7 @@ static void test_sizes(void) {
     intset *s = intset_create();
     for (int i = 0; i < 100; i++)
         s = intset_add(s, i, NULL);
-    CHECK(intset_bytes(s) == 8 + 200);
+    CHECK(intset_bytes(s) == 8 + 100); /* 1 byte each (Redis: 2) */
     printf("size: intset of 100 small integers: %zu bytes (%zu allocated)\n", intset_bytes(s), zmalloc_size(s));
     intset_destroy(&s);
 }

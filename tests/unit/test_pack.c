@@ -1,8 +1,10 @@
 /* test_pack.c - unit tests of the packed array (src/core/pack.c): integer
  * and string encodings at every size boundary, cursors both ways, find with
  * skip, insert/replace/delete/split/merge, aliasing, validation of corrupt
- * blobs, a randomized run against a plain array model, and the sizes of
- * typical small hashes. No sockets. */
+ * blobs, a randomized run against a plain array model (with and without
+ * backlens), and the sizes of typical small hashes; then the pair pack of
+ * hashes (src/core/hpack.c) against a model of pairs. No sockets. */
+#include "core/hpack.h"
 #include "core/pack.h"
 #include "lib/mem.h"
 #include "lib/util.h"
@@ -580,9 +582,9 @@ static int model_matches(const pack *p) {
     return pack_prev(p, pos) == 0 && pack_validate(p, pack_bytes(p));
 }
 
-static void test_random_model(void) {
-    rng = 12345;
-    pack *p = pack_create();
+static void test_random_model(int lean) {
+    rng = 12345 + (uint64_t)lean;
+    pack *p = lean ? pack_create_lean() : pack_create();
     char val[6000];
     size_t len;
     int bad = 0;
@@ -635,8 +637,140 @@ static void test_random_model(void) {
     }
     CHECK(!bad);
     CHECK(model_matches(p));
+    CHECK(pack_is_lean(p) == lean);
+    if (mcount > 2) { /* split and merge keep the flag */
+        pack *q = pack_split(&p, pack_index(p, (long)(mcount / 2)));
+        CHECK(pack_is_lean(q) == lean && pack_validate(q, pack_bytes(q)) && pack_validate(p, pack_bytes(p)));
+        p = pack_merge(p, q);
+        CHECK(model_matches(p));
+    }
     model_delete(0, mcount);
     pack_destroy(&p);
+}
+
+/* A lean pack spends no backlen: one byte less per short entry. */
+static void test_lean(void) {
+    pack *p = pack_create_lean(), *q = pack_create();
+    for (int i = 0; i < 50; i++) {
+        p = pack_append(p, "m0000000", 8);
+        p = pack_append_int(p, i);
+        q = pack_append(q, "m0000000", 8);
+        q = pack_append_int(q, i);
+    }
+    CHECK(pack_bytes(p) == 8 + 50 * (9 + 1) && pack_bytes(q) == 8 + 50 * (10 + 2));
+    CHECK(pack_validate(p, pack_bytes(p)) && !pack_validate(p, pack_bytes(p) - 1));
+    CHECK(pack_last(p) && pack_eq(p, pack_last(p), "49", 2) && pack_index(p, -2) == pack_prev(p, pack_last(p)));
+    pack *d = pack_dup(p);
+    CHECK(pack_is_lean(d) && pack_count(d) == 100);
+    pack_destroy(&d);
+    pack_destroy(&p);
+    pack_destroy(&q);
+}
+
+/* ---- the pair pack ---- */
+
+typedef struct {
+    char f[64], v[6000];
+    size_t fl, vl;
+} mpair;
+static mpair pairs[300];
+static size_t npairs;
+
+static int pair_is(const hpack *h, size_t pos, const mpair *m) {
+    pack_val f, v;
+    char fb[PACK_INTBUF], vb[PACK_INTBUF];
+    size_t fl, vl;
+    hpack_get(h, pos, &f, &v);
+    const char *fs = pack_val_str(&f, fb, &fl), *vs = pack_val_str(&v, vb, &vl);
+    return fl == m->fl && vl == m->vl && !memcmp(fs, m->f, fl) && !memcmp(vs, m->v, vl);
+}
+
+static int hpack_matches(const hpack *h) {
+    if (hpack_count(h) != npairs) return 0;
+    size_t pos = hpack_first(h), bytes = 8;
+    for (size_t i = 0; i < npairs; i++, pos = hpack_next(h, pos)) {
+        if (!pos || !pair_is(h, pos, &pairs[i]) || hpack_index(h, i) != pos) return 0;
+        if (hpack_find(h, pairs[i].f, pairs[i].fl) != pos) return 0;
+        bytes += hpack_pair_size(pairs[i].f, pairs[i].fl, pairs[i].v, pairs[i].vl);
+    }
+    return pos == 0 && hpack_index(h, npairs) == 0 && hpack_bytes(h) == bytes;
+}
+
+/* Fields and values of every form: short strings, longer ones, integers. */
+static void random_field(char *out, size_t *len, size_t cap) {
+    static char tmp[6000];
+    random_value(tmp, len);
+    if (*len > cap) *len = cap;
+    memcpy(out, tmp, *len);
+    if (rnd() % 3 == 0) *len = (size_t)snprintf(out, cap, "field%03d", (int)(rnd() % 400));
+}
+
+static void test_hpack_model(void) {
+    rng = 777;
+    hpack *h = hpack_create();
+    int bad = 0;
+    for (int iter = 0; iter < 20000 && !bad; iter++) {
+        uint64_t op = rnd() % 100;
+        char f[64];
+        size_t fl;
+        random_field(f, &fl, sizeof f);
+        size_t at = hpack_find(h, f, fl), mi = npairs;
+        for (size_t i = 0; i < npairs; i++)
+            if (pairs[i].fl == fl && !memcmp(pairs[i].f, f, fl)) mi = i;
+        if ((at != 0) != (mi < npairs)) bad = 1;
+        if (op < 60 && (mi < npairs || npairs < 300)) { /* set */
+            mpair m;
+            memcpy(m.f, f, fl);
+            m.fl = fl;
+            random_value(m.v, &m.vl);
+            if (mi < npairs) {
+                h = hpack_replace(h, at, m.v, m.vl);
+                pairs[mi] = m;
+            } else {
+                h = hpack_append(h, m.f, m.fl, m.v, m.vl);
+                pairs[npairs++] = m;
+            }
+        } else if (mi < npairs) { /* delete */
+            h = hpack_delete(h, at);
+            memmove(pairs + mi, pairs + mi + 1, (npairs - mi - 1) * sizeof pairs[0]);
+            npairs--;
+        }
+        if (iter % 100 == 0 && !hpack_matches(h)) bad = 1;
+        if (bad) fprintf(stderr, "hpack model diverged at iteration %d\n", iter);
+    }
+    CHECK(!bad && hpack_matches(h));
+    hpack *d = hpack_dup(h);
+    CHECK(hpack_matches(d));
+    hpack_destroy(&d);
+    hpack_destroy(&h);
+    npairs = 0;
+}
+
+/* The short form: a pair of short strings costs one byte on top. */
+static void test_hpack_sizes(void) {
+    hpack *h = hpack_create();
+    char f[32], v[32];
+    for (int i = 0; i < 100; i++) {
+        snprintf(f, sizeof f, "field%03d", i);
+        snprintf(v, sizeof v, "v%07d", i);
+        h = hpack_append(h, f, 8, v, 8);
+    }
+    CHECK(hpack_bytes(h) == 8 + 100 * 17);
+#ifndef SHOAL_LIBC_MALLOC
+    CHECK(zmalloc_size(h) == 1792); /* mimalloc's size class: 1708 fits in 1792 */
+#endif
+    printf("size: hpack 100 x field%%03d -> 8-byte string: %zu bytes (%zu allocated)\n", hpack_bytes(h),
+           zmalloc_size(h));
+    /* the limits of the short form, and an empty field and value */
+    CHECK(hpack_pair_size("12345678901234", 14, "123456789012345", 15) == 30);
+    CHECK(hpack_pair_size("abcdefghijklmno", 15, "v", 1) == 1 + 16 + 2);
+    CHECK(hpack_pair_size("f", 1, "1234567890123456", 16) == 1 + 2 + 8); /* a 7-byte integer element */
+    h = hpack_append(h, "", 0, "", 0);
+    size_t pos = hpack_find(h, "", 0);
+    pack_val a, b;
+    hpack_get(h, pos, &a, &b);
+    CHECK(pos && a.s && a.len == 0 && b.s && b.len == 0 && hpack_count(h) == 101);
+    hpack_destroy(&h);
 }
 
 /* Sizes of typical small hashes, checked exactly (and printed for the
@@ -703,7 +837,11 @@ int main(void) {
     test_split_merge();
     test_validate_handmade();
     test_validate_fuzz();
-    test_random_model();
+    test_random_model(0);
+    test_random_model(1);
+    test_lean();
     test_sizes();
+    test_hpack_model();
+    test_hpack_sizes();
     return check_report();
 }

@@ -3,7 +3,10 @@
  * than a node, index and iteration from both ends, insert/replace in full
  * nodes (splits and merges), deletes while iterating, range deletes, a list
  * rotated onto itself, a randomized run against an array model checking the
- * node invariants, and memory per list. No sockets. */
+ * node invariants, and memory per list; then the list value on top of it
+ * (src/core/lobj.c: one pack while one node holds the list) against the
+ * same model. No sockets. */
+#include "core/lobj.h"
 #include "core/quicklist.h"
 #include "lib/mem.h"
 #include "lib/util.h"
@@ -85,7 +88,7 @@ static int ql_ok(const quicklist *ql, int fill) {
     more = quicklist_last(ql, &pos);
     for (size_t i = mcount; i-- > 0; more = quicklist_prev(&pos))
         if (!more || !quicklist_eq(&pos, model[i].s, model[i].len)) return 0;
-    return !more && pos.node == NULL;
+    return !more && pos.ql == NULL;
 }
 
 static void push_both(quicklist *ql, int where, const char *s, size_t len) {
@@ -102,8 +105,8 @@ static void test_empty(void) {
     CHECK(quicklist_count(ql) == 0 && quicklist_nodes(ql) == 0);
     CHECK(!quicklist_peek(ql, QL_HEAD, &v) && !quicklist_peek(ql, QL_TAIL, &v));
     CHECK(!quicklist_pop(ql, QL_HEAD) && !quicklist_pop(ql, QL_TAIL));
-    CHECK(!quicklist_first(ql, &pos) && pos.node == NULL);
-    CHECK(!quicklist_last(ql, &pos) && pos.node == NULL);
+    CHECK(!quicklist_first(ql, &pos) && pos.ql == NULL);
+    CHECK(!quicklist_last(ql, &pos) && pos.ql == NULL);
     CHECK(!quicklist_index(ql, 0, &pos) && !quicklist_index(ql, -1, &pos));
     CHECK(!quicklist_next(&pos) && !quicklist_prev(&pos));
     CHECK(quicklist_delete_range(ql, 0, 10) == 0);
@@ -264,7 +267,7 @@ static void test_index(void) {
         quicklist_get(&pos, &v);
         CHECK(!v.s && v.v == i);
     }
-    CHECK(!quicklist_index(ql, 103, &pos) && pos.node == NULL);
+    CHECK(!quicklist_index(ql, 103, &pos) && pos.ql == NULL);
     CHECK(!quicklist_index(ql, -104, &pos));
     CHECK(!quicklist_index(ql, LONG_MAX, &pos) && !quicklist_index(ql, LONG_MIN, &pos));
     /* walk from an index to both ends */
@@ -604,6 +607,154 @@ static void test_sizes(void) {
         quicklist_destroy(&many[k]);
 }
 
+/* ---- the list value (core/lobj.h) ---- */
+
+/* The value holds exactly the model, walking both ways, and is one bare
+ * pack (no quicklist) exactly when it has at most one node. */
+static int lobj_ok(const void *o, int fill) {
+    node_check c = {fill, 0, 0, 0};
+    lobj_foreach_node(o, check_node, &c);
+    if (c.bad || c.nodes != lobj_nodes(o) || c.count != lobj_count(o) || lobj_count(o) != mcount) return 0;
+    if ((((uintptr_t)o & 1) != 0) != (lobj_nodes(o) > 1)) return 0;
+    lobj_pos pos;
+    int more = lobj_first(o, &pos);
+    for (size_t i = 0; i < mcount; i++, more = lobj_next(&pos))
+        if (!more || !lobj_eq(&pos, model[i].s, model[i].len)) return 0;
+    if (more) return 0;
+    more = lobj_last(o, &pos);
+    for (size_t i = mcount; i-- > 0; more = lobj_prev(&pos))
+        if (!more || !lobj_eq(&pos, model[i].s, model[i].len)) return 0;
+    return !more && !lobj_pos_ok(&pos);
+}
+
+/* Randomized operations on a value that keeps crossing the one-node line
+ * (short values, small fills, many deletions). */
+static void test_lobj_model(void) {
+    int fills[] = {2, 5, -1, 0, 1, -2};
+    char val[12000];
+    size_t len;
+    for (int f = 0; f < 6; f++) {
+        int fill = fills[f], bad = 0;
+        rng = 2000 + (uint64_t)f;
+        void *o = lobj_new();
+        for (int iter = 0; iter < 8000 && !bad; iter++) {
+            uint64_t op = rnd() % 100;
+            lobj_pos pos;
+            if (op < 28 && mcount < 40) {
+                random_value(val, &len);
+                int where = (rnd() & 1) ? QL_HEAD : QL_TAIL;
+                lobj_push(&o, fill, where, val, len);
+                m_insert(where == QL_HEAD ? 0 : mcount, val, len);
+            } else if (op < 40 && mcount) {
+                int where = (rnd() & 1) ? QL_HEAD : QL_TAIL;
+                size_t at = where == QL_HEAD ? 0 : mcount - 1;
+                if (!(where == QL_HEAD ? lobj_first(o, &pos) : lobj_last(o, &pos))) bad = 1;
+                if (!lobj_eq(&pos, model[at].s, model[at].len)) bad = 1;
+                if (!lobj_pop(&o, where)) bad = 1;
+                m_delete(at, 1);
+            } else if (op < 55 && mcount && mcount < 40) {
+                size_t at = rnd() % mcount;
+                int after = (int)(rnd() & 1);
+                random_value(val, &len);
+                if (!lobj_index(o, (long)at, &pos)) bad = 1;
+                lobj_insert(&o, fill, &pos, after, val, len);
+                m_insert(at + (size_t)after, val, len);
+            } else if (op < 65 && mcount) {
+                size_t at = rnd() % mcount;
+                random_value(val, &len);
+                if (!lobj_index(o, (long)at - (long)mcount, &pos)) bad = 1;
+                lobj_replace(&o, fill, &pos, val, len);
+                m_delete(at, 1);
+                m_insert(at, val, len);
+            } else if (op < 75 && mcount) {
+                size_t at = rnd() % mcount, n = rnd() % 6;
+                size_t want = n < mcount - at ? n : mcount - at;
+                long start = (rnd() & 1) ? (long)at : (long)at - (long)mcount;
+                if (lobj_delete_range(&o, start, n) != want) bad = 1;
+                m_delete(at, want);
+            } else if (op < 90 && mcount) {
+                size_t at = rnd() % mcount;
+                int fwd = (int)(rnd() & 1);
+                if (!lobj_index(o, (long)at, &pos)) bad = 1;
+                int more = lobj_delete_at(&o, &pos, fwd);
+                m_delete(at, 1);
+                size_t nxt = fwd ? at : at - 1;
+                int expect = fwd ? at < mcount : at > 0;
+                if (more != expect || lobj_pos_ok(&pos) != expect) bad = 1;
+                if (more && !lobj_eq(&pos, model[nxt].s, model[nxt].len)) bad = 1;
+            } else if (mcount) {
+                long i = (long)(rnd() % (2 * mcount)) - (long)mcount;
+                size_t at = i < 0 ? (size_t)(i + (long)mcount) : (size_t)i;
+                if (!lobj_index(o, i, &pos) || !lobj_eq(&pos, model[at].s, model[at].len)) bad = 1;
+                if (lobj_index(o, (long)mcount, &pos) || lobj_pos_ok(&pos)) bad = 1;
+            }
+            if (!lobj_ok(o, fill)) bad = 1;
+            if (iter % 500 == 0) { /* a copy is equal and independent */
+                void *d = lobj_dup(o);
+                if (!lobj_ok(d, fill)) bad = 1;
+                lobj_free(d);
+            }
+            if (bad) fprintf(stderr, "lobj model (fill %d) diverged at iteration %d\n", fill, iter);
+        }
+        CHECK(!bad);
+        m_clear();
+        lobj_free(o);
+    }
+}
+
+/* A value of n tail pushes of "<prefix><i>" under fill; the model gets them
+ * too. */
+static void *lobj_filled(int n, const char *prefix, int fill) {
+    void *o = lobj_new();
+    char s[32];
+    for (int i = 0; i < n; i++) {
+        int l = snprintf(s, sizeof s, "%s%07d", prefix, i);
+        lobj_push(&o, fill, QL_TAIL, s, (size_t)l);
+        m_insert(mcount, s, (size_t)l);
+    }
+    return o;
+}
+
+/* LMOVE l l through the value: the pushed string points into the list,
+ * also while the push turns the one pack into a quicklist. */
+static void test_lobj_rotate_self(void) {
+    void *o = lobj_filled(6, "v", 3);
+    for (int r = 0; r < 20; r++) {
+        lobj_pos pos;
+        pack_val v;
+        char buf[PACK_INTBUF];
+        size_t len;
+        CHECK(lobj_last(o, &pos));
+        lobj_get(&pos, &v);
+        const char *p = pack_val_str(&v, buf, &len);
+        lobj_push(&o, r % 2 ? 3 : 100, QL_HEAD, p, len);
+        lobj_pop(&o, QL_TAIL);
+        m_insert(0, model[mcount - 1].s, model[mcount - 1].len);
+        m_delete(mcount - 1, 1);
+    }
+    CHECK(lobj_ok(o, 100));
+    m_clear();
+    lobj_free(o);
+}
+
+/* A list of one node costs its pack alone; an RDB-style quicklist of one
+ * node comes back as that pack. */
+static void test_lobj_sizes(void) {
+    void *o = lobj_filled(100, "e", -2);
+    m_clear();
+    CHECK(lobj_nodes(o) == 1 && lobj_bytes(o) == zmalloc_size(o));
+#ifndef SHOAL_LIBC_MALLOC
+    CHECK(lobj_bytes(o) == 1024); /* 1008 bytes of pack in mimalloc's 1024 class, nothing else */
+#endif
+    printf("size: list value of 100 x 8-byte strings: %zu bytes allocated in total\n", lobj_bytes(o));
+    lobj_free(o);
+    quicklist *ql = quicklist_create(-2);
+    quicklist_push(ql, QL_TAIL, "a", 1);
+    o = lobj_from_quicklist(ql);
+    CHECK(((uintptr_t)o & 1) == 0 && lobj_count(o) == 1);
+    lobj_free(o);
+}
+
 int main(void) {
     test_empty();
     test_push_pop();
@@ -618,5 +769,8 @@ int main(void) {
     test_rotate_self();
     test_random_model();
     test_sizes();
+    test_lobj_model();
+    test_lobj_rotate_self();
+    test_lobj_sizes();
     return check_report();
 }

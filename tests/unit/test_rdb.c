@@ -2,12 +2,12 @@
  * vector, the Redis listpack converter both ways (every integer and string
  * width, a listpack as redis-server writes it, corrupt blobs), a DUMP /
  * RESTORE round trip of every type and encoding through the embedded
- * engine, lists through quicklists directly, hand-made corrupt payloads
+ * engine, lists through list values (core/lobj.h) directly, hand-made corrupt payloads
  * (duplicates, empty collections, NaN scores, lying lengths), every
  * truncation and many byte flips of real payloads (must fail or succeed
  * cleanly, never crash), and a whole file saved and loaded back. */
 #include "cmd/cmd.h"
-#include "core/quicklist.h"
+#include "core/lobj.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/mem.h"
@@ -235,23 +235,20 @@ static void test_types(void) {
     CHECK(!strcmp(cmd("DUMP nosuchkey"), "$-1\r\n"));
 }
 
-/* ---- lists, through the quicklist directly ---- */
+/* ---- lists, through the list value directly ---- */
 
-static void ql_free(void *o) {
-    quicklist *q = o;
-    quicklist_destroy(&q);
-}
 static const char *ql_enc(const void *o) { return "quicklist"; }
-static const type_ops list_ops = {.name = "list", .free = ql_free, .encoding = ql_enc};
+static const type_ops list_ops = {.name = "list", .free = lobj_free, .encoding = ql_enc};
 
 static void test_lists(void) {
     if (!db_type_ops(T_LIST)) db_register_type(T_LIST, &list_ops);
-    quicklist *ql = quicklist_create(-2);
+    void *ql = lobj_new();
     char tmp[32];
     for (int i = 0; i < 3000; i++) {
         int n = snprintf(tmp, sizeof tmp, i % 3 ? "e%d" : "%d", i);
-        quicklist_push(ql, QL_TAIL, tmp, (size_t)n);
+        lobj_push(&ql, -2, QL_TAIL, tmp, (size_t)n);
     }
+    CHECK(lobj_nodes(ql) > 1);
     entry *e = entry_new_obj("l", 1, T_LIST, ql, -1);
     buf p = {0};
     rdb_dump(&p, e);
@@ -259,17 +256,16 @@ static void test_lists(void) {
     entry *back = NULL;
     CHECK(rdb_undump(p.p, p.len, "l2", 2, -1, &back) == RDB_OK);
     if (back) {
-        quicklist *q2 = entry_obj(back);
-        CHECK(quicklist_count(q2) == 3000);
-        ql_pos a, b;
+        void *q2 = entry_obj(back);
+        CHECK(lobj_count(q2) == 3000);
+        lobj_pos a, b;
         int same = 1;
-        for (int ok = quicklist_first(ql, &a) && quicklist_first(q2, &b); ok;
-             ok = quicklist_next(&a) && quicklist_next(&b)) {
+        for (int ok = lobj_first(ql, &a) && lobj_first(q2, &b); ok; ok = lobj_next(&a) && lobj_next(&b)) {
             pack_val va, vb;
             char ba[PACK_INTBUF], bb[PACK_INTBUF];
             size_t la, lb;
-            quicklist_get(&a, &va);
-            quicklist_get(&b, &vb);
+            lobj_get(&a, &va);
+            lobj_get(&b, &vb);
             const char *sa = pack_val_str(&va, ba, &la), *sb = pack_val_str(&vb, bb, &lb);
             same &= la == lb && !memcmp(sa, sb, la);
         }
