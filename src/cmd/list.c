@@ -313,8 +313,14 @@ static void lrange_cmd(cmd_ctx *c) {
     reply_array(c, (long long)(to - from + 1));
     ql_pos pos;
     quicklist_index(ql, (long)from, &pos);
-    for (size_t k = from; k <= to; k++, quicklist_next(&pos))
-        reply_pos(c, &pos);
+    for (size_t k = from; k <= to; k++) {
+        pack_val v;
+        quicklist_get_next(&pos, &v);
+        if (v.s)
+            reply_bulk(c, v.s, v.len);
+        else
+            reply_bulk_ll(c, v.v);
+    }
 }
 
 /* LPOS options: RANK (0 never; LLONG_MIN is `all_from_tail`), COUNT and

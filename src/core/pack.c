@@ -174,31 +174,41 @@ static int64_t sign_extend(uint64_t u, int bits) {
     return (int64_t)u;
 }
 
-static void decode(const uint8_t *b, pack_val *out) {
+/* Reads the entry at b; returns its tag+header+payload size (body_len). */
+static size_t decode(const uint8_t *b, pack_val *out) {
     uint8_t t = b[0];
     out->s = NULL;
     out->len = 0;
     out->v = 0;
     if (t < 0x80) {
         out->v = t;
-    } else if (t < 0xC0) {
+        return 1;
+    }
+    if (t < 0xC0) {
         out->s = (const char *)b + 1;
         out->len = t & 0x3F;
-    } else if (t < 0xE0) {
+        return 1 + out->len;
+    }
+    if (t < 0xE0) {
         out->v = sign_extend(((uint64_t)(t & 0x1F) << 8) | b[1], 13);
-    } else if (t < 0xF0) {
+        return 2;
+    }
+    if (t < 0xF0) {
         out->s = (const char *)b + 2;
         out->len = ((size_t)(t & 0x0F) << 8) | b[1];
-    } else if (t < 0xF8) {
+        return 2 + out->len;
+    }
+    if (t < 0xF8) {
         int k = (t & 0x07) + 1;
         uint64_t u = 0;
         for (int i = 0; i < k; i++)
             u |= (uint64_t)b[1 + i] << (8 * i);
         out->v = sign_extend(u, 8 * k);
-    } else {
-        out->s = (const char *)b + 5;
-        out->len = rd32(b + 1);
+        return 1 + (size_t)k;
     }
+    out->s = (const char *)b + 5;
+    out->len = rd32(b + 1);
+    return 5 + out->len;
 }
 
 static int is_int_tag(uint8_t t) { return t < 0x80 || (t >= 0xC0 && t < 0xE0) || (t >= 0xF0 && t < 0xF8); }
@@ -338,6 +348,13 @@ size_t pack_index(const pack *p, long i) {
 void pack_get(const pack *p, size_t pos, pack_val *out) {
     check_pos(p, pos);
     decode(CBLK(p) + pos, out);
+}
+
+size_t pack_get_next(const pack *p, size_t pos, pack_val *out) {
+    check_pos(p, pos);
+    size_t body = decode(CBLK(p) + pos, out);
+    size_t n = pos + body + backlen_size(body);
+    return n < hbytes(p) ? n : 0;
 }
 
 const char *pack_val_str(const pack_val *v, char *buf, size_t *len) {

@@ -90,6 +90,8 @@ size_t pack_index(const pack *p, long i);
 
 /* Reads the entry at pos (a valid position). */
 void pack_get(const pack *p, size_t pos, pack_val *out);
+/* pack_get, then pack_next in one step (the tag is decoded once). */
+size_t pack_get_next(const pack *p, size_t pos, pack_val *out);
 /* The element as bytes: v->s itself, or the integer spelled into buf
  * (PACK_INTBUF bytes). Sets *len. */
 const char *pack_val_str(const pack_val *v, char *buf, size_t *len);

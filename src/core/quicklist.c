@@ -202,9 +202,9 @@ int quicklist_index(const quicklist *ql, long i, ql_pos *pos) {
     return 1;
 }
 
-int quicklist_next(ql_pos *pos) {
-    if (!pos->node) return 0;
-    size_t o = pack_next(pos->node->p, pos->off);
+/* pos moves to offset o of its node, or (o == 0) to the next node's first
+ * element. */
+static int advance(ql_pos *pos, size_t o) {
     if (o) {
         pos->off = o;
         return 1;
@@ -213,6 +213,15 @@ int quicklist_next(ql_pos *pos) {
     pos->node = pos->node->next;
     pos->off = pack_first(pos->node->p);
     return 1;
+}
+
+int quicklist_next(ql_pos *pos) {
+    if (!pos->node) return 0;
+    return advance(pos, pack_next(pos->node->p, pos->off));
+}
+
+int quicklist_get_next(ql_pos *pos, pack_val *out) {
+    return advance(pos, pack_get_next(pos->node->p, pos->off, out));
 }
 
 int quicklist_prev(ql_pos *pos) {

@@ -73,6 +73,9 @@ int quicklist_next(ql_pos *pos);
 int quicklist_prev(ql_pos *pos);
 /* Reads the element at a valid position. */
 void quicklist_get(const ql_pos *pos, pack_val *out);
+/* Reads the element at a valid position, then moves on as quicklist_next
+ * does (returning what it returns). */
+int quicklist_get_next(ql_pos *pos, pack_val *out);
 /* 1 when the element at pos equals the string s. */
 int quicklist_eq(const ql_pos *pos, const char *s, size_t len);
 

@@ -572,6 +572,17 @@ static int model_matches(const pack *p) {
         if (!pos || !pack_eq(p, pos, model[i].s, model[i].len)) return 0;
     }
     if (pos) return 0;
+    pos = pack_first(p); /* pack_get_next reads the same values in one step */
+    for (size_t i = 0; i < mcount; i++) {
+        if (!pos) return 0;
+        pack_val v;
+        char tmp[PACK_INTBUF];
+        size_t n, next = pack_get_next(p, pos, &v);
+        const char *str = pack_val_str(&v, tmp, &n);
+        if (next != pack_next(p, pos) || n != model[i].len || memcmp(str, model[i].s, n)) return 0;
+        pos = next;
+    }
+    if (pos) return 0;
     pos = pack_bytes(p);
     for (size_t i = mcount; i-- > 0;) {
         pos = pack_prev(p, pos);

@@ -82,6 +82,17 @@ static int ql_ok(const quicklist *ql, int fill) {
     for (size_t i = 0; i < mcount; i++, more = quicklist_next(&pos))
         if (!more || !quicklist_eq(&pos, model[i].s, model[i].len)) return 0;
     if (more) return 0;
+    more = quicklist_first(ql, &pos); /* quicklist_get_next: read and move on */
+    for (size_t i = 0; i < mcount; i++) {
+        pack_val v;
+        char tmp[PACK_INTBUF];
+        size_t n;
+        if (!more) return 0;
+        more = quicklist_get_next(&pos, &v);
+        const char *str = pack_val_str(&v, tmp, &n);
+        if (n != model[i].len || memcmp(str, model[i].s, n)) return 0;
+    }
+    if (more || pos.node) return 0;
     more = quicklist_last(ql, &pos);
     for (size_t i = mcount; i-- > 0; more = quicklist_prev(&pos))
         if (!more || !quicklist_eq(&pos, model[i].s, model[i].len)) return 0;
