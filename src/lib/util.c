@@ -73,16 +73,15 @@ int str2d(const char *s, size_t n, double *v) {
     return 1;
 }
 
+/* Digits are written from the end, so the length comes first; reply
+ * headers ("$3", "*600") call this once per element. */
 int ull2str(char *dst, unsigned long long v) {
-    char tmp[24];
-    int i = 0;
-    do {
-        tmp[i++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (int j = 0; j < i; j++) dst[j] = tmp[i - 1 - j];
-    dst[i] = 0;
-    return i;
+    int n = 1;
+    for (unsigned long long t = v; t >= 10; t /= 10) n++;
+    dst[n] = 0;
+    for (int i = n - 1; i > 0; i--, v /= 10) dst[i] = (char)('0' + v % 10);
+    dst[0] = (char)('0' + v);
+    return n;
 }
 
 int ll2str(char *dst, long long v) {

@@ -175,6 +175,20 @@ static int parse_inline(resp_parser *p, const buf *b) {
 static int read_header_line(resp_parser *p, const buf *b, long long *v, int *ok) {
     const char *s = b->p + p->cur;
     size_t avail = b->len - p->cur;
+    /* The common line, "<type><1-9><digits>\r\n" complete in the buffer,
+     * in one pass; everything else (signs, zeros, long or partial lines)
+     * takes the general path below, which gives the same answer for these. */
+    if (avail >= 4 && s[1] >= '1' && s[1] <= '9') {
+        long long n = s[1] - '0';
+        size_t at = 2;
+        while (at < avail && at < 19 && s[at] >= '0' && s[at] <= '9') n = n * 10 + (s[at++] - '0');
+        if (at + 2 <= avail && s[at] == '\r') {
+            *v = n;
+            *ok = 1;
+            p->cur += at + 2;
+            return 1;
+        }
+    }
     const char *cr = find_eol(s, avail, '\r');
     if (!cr) return avail > RESP_INLINE_MAX ? -1 : 0;
     size_t at = (size_t)(cr - s);
@@ -256,13 +270,27 @@ void resp_shift(resp_parser *p, size_t n) {
 
 /* ---- replies ---- */
 
+/* "<type><n>\r\n" written in place: at most 1 + 20 + 2 bytes, and
+ * ll2str's NUL fits in the room reserved. b must have RESP_HDR_ROOM free. */
+#define RESP_HDR_ROOM 32
+static inline void put_len(buf *b, char type, long long n) {
+    char *p = b->p + b->len;
+    size_t l;
+    p[0] = type;
+    if (n >= 0 && n < 10) {
+        p[1] = (char)('0' + n);
+        l = 2;
+    } else {
+        l = 1 + (size_t)ll2str(p + 1, n);
+    }
+    p[l] = '\r';
+    p[l + 1] = '\n';
+    b->len += l + 2;
+}
+
 static void add_len(buf *b, char type, long long n) {
-    char tmp[32];
-    tmp[0] = type;
-    int l = 1 + ll2str(tmp + 1, n);
-    tmp[l++] = '\r';
-    tmp[l++] = '\n';
-    buf_add(b, tmp, (size_t)l);
+    buf_reserve(b, RESP_HDR_ROOM);
+    put_len(b, type, n);
 }
 
 void resp_simple(buf *b, const char *s) {
@@ -287,8 +315,8 @@ void resp_error(buf *b, const char *msg) {
 void resp_int(buf *b, long long v) { add_len(b, ':', v); }
 
 void resp_bulk(buf *b, const char *s, size_t n) {
-    buf_reserve(b, n + 32);
-    add_len(b, '$', (long long)n);
+    buf_reserve(b, n + RESP_HDR_ROOM);
+    put_len(b, '$', (long long)n);
     memcpy(b->p + b->len, s, n);
     b->len += n;
     b->p[b->len++] = '\r';

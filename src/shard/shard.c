@@ -39,6 +39,13 @@ unsigned short slot_to_shard[16384];
 static _Thread_local shard *self;
 static int listeners[8], nlisteners;
 static int listener_unix[8];
+/* Accepted TCP sockets inherit TCP_NODELAY and the keepalive settings of
+ * their listener (Linux clones the listening socket), so they are set once
+ * there; an accept only sets keepalive again when tcp-keepalive changed
+ * since. listener_laddr: "ip:port" when the listener is bound to one IPv4
+ * address, which is then every connection's local address. */
+static int listener_keepalive = -1;
+static char listener_laddr[8][64];
 static volatile int stopping;
 extern int conn_count_total;
 
@@ -77,11 +84,36 @@ int shard_create_all(int n) {
     return 0;
 }
 
+/* secs 0: keepalive off; else on, probing after secs idle as Redis does. */
+static void set_keepalive(int fd, int secs) {
+    int on = secs > 0;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+    if (!on) return;
+    int intvl = secs / 3 ? secs / 3 : 1, cnt = 3;
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &secs, sizeof secs);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+}
+
 void shard_register_listener(int fd) {
-    listener_unix[nlisteners] = 0;
+    int li = nlisteners;
+    listener_unix[li] = 0;
+    listener_laddr[li][0] = 0;
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
-    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_UNIX) listener_unix[nlisteners] = 1;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_UNIX) listener_unix[li] = 1;
+    if (!listener_unix[li]) {
+        int one = 1, ka = (int)cfg_get(tcp_keepalive);
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        set_keepalive(fd, ka);
+        listener_keepalive = ka;
+        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+        if (ss.ss_family == AF_INET && a->sin_addr.s_addr != htonl(INADDR_ANY)) {
+            char ip[INET_ADDRSTRLEN];
+            inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip);
+            snprintf(listener_laddr[li], sizeof listener_laddr[li], "%s:%d", ip, ntohs(a->sin_port));
+        }
+    }
     listeners[nlisteners++] = fd;
 }
 
@@ -324,16 +356,8 @@ static void accept_on(shard *s, int li) {
         }
         int is_unix = listener_unix[li];
         if (!is_unix) {
-            int one = 1;
-            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             int ka = (int)cfg_get(tcp_keepalive);
-            if (ka > 0) {
-                setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
-                setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &ka, sizeof ka);
-                int intvl = ka / 3 ? ka / 3 : 1, cnt = 3;
-                setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
-                setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
-            }
+            if (ka != listener_keepalive) set_keepalive(fd, ka);
         }
         conn *c = conn_create(s, fd, is_unix);
         if (is_unix) {
@@ -354,7 +378,9 @@ static void accept_on(shard *s, int li) {
             snprintf(c->addr, sizeof c->addr, "%s:%d", ip, port);
             struct sockaddr_storage ls;
             socklen_t ll = sizeof ls;
-            if (getsockname(fd, (struct sockaddr *)&ls, &ll) == 0 && ls.ss_family == AF_INET) {
+            if (listener_laddr[li][0]) {
+                memcpy(c->laddr, listener_laddr[li], sizeof listener_laddr[li]);
+            } else if (getsockname(fd, (struct sockaddr *)&ls, &ll) == 0 && ls.ss_family == AF_INET) {
                 struct sockaddr_in *a = (struct sockaddr_in *)&ls;
                 inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip);
                 snprintf(c->laddr, sizeof c->laddr, "%s:%d", ip, ntohs(a->sin_port));

@@ -12,6 +12,21 @@
 
 #include "check.h"
 
+/* One resp_parse of `in` on a fresh parser: its result, the error text
+ * (copied into err[64] when not NULL) and the pending bulk length. */
+static int parse_once(const char *in, long long max_bulk, char *err, long long *bulk) {
+    resp_parser q;
+    resp_parser_init(&q, max_bulk);
+    buf x = {0};
+    buf_adds(&x, in);
+    int r = resp_parse(&q, &x);
+    if (err) snprintf(err, 64, "%s", r == RESP_ERROR ? q.err : "");
+    if (bulk) *bulk = q.bulk;
+    resp_parser_free(&q);
+    buf_free(&x);
+    return r;
+}
+
 static void test_resp_roundtrip(void) {
     resp_parser p;
     resp_parser_init(&p, 512 * 1024 * 1024LL);
@@ -45,19 +60,25 @@ static void test_resp_roundtrip(void) {
     buf_free(&part);
     buf_free(&b);
 
-    const char *bad[] = {"*x\r\n", "*1\r\n$-5\r\n", "*1\r\nfoo\r\n", "\"unbalanced\r\n"};
+    const char *bad[] = {"*x\r\n", "*1\r\n$-5\r\n", "*1\r\nfoo\r\n", "\"unbalanced\r\n", "*01\r\n", "*1\r\n$01\r\n",
+                         "*1\r\n$1025\r\n", "*1\r\n$1000000000000000000\r\n", "*1\r\n$10000000000000000000\r\n",
+                         "*1\r\n$12a\r\n", "*1x\r\n"};
     const char *why[] = {"invalid multibulk length", "invalid bulk length", "expected '$', got 'f'",
-                         "unbalanced quotes"};
-    for (int i = 0; i < 4; i++) {
-        resp_parser q;
-        resp_parser_init(&q, 1024);
-        buf x = {0};
-        buf_adds(&x, bad[i]);
-        CHECK(resp_parse(&q, &x) == RESP_ERROR);
-        CHECK(strstr(q.err, why[i]) != NULL);
-        resp_parser_free(&q);
-        buf_free(&x);
+                         "unbalanced quotes", "invalid multibulk length", "invalid bulk length",
+                         "invalid bulk length", "invalid bulk length", "invalid bulk length",
+                         "invalid bulk length", "invalid multibulk length"};
+    for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
+        char err[64];
+        CHECK(parse_once(bad[i], 1024, err, NULL) == RESP_ERROR);
+        CHECK(strstr(err, why[i]) != NULL);
     }
+    /* Header lines: incomplete ones wait, long counts parse exactly. */
+    const char *partial[] = {"*", "*3", "*3\r", "*123456789012345678", "*1\r\n$3", "*1\r\n$3\r"};
+    for (int i = 0; i < (int)(sizeof partial / sizeof partial[0]); i++)
+        CHECK(parse_once(partial[i], 1024, NULL, NULL) == RESP_MORE);
+    long long bulk = 0;
+    CHECK(parse_once("*2\r\n$0\r\n\r\n$123456789012345678\r\n", 1LL << 62, NULL, &bulk) == RESP_MORE);
+    CHECK(bulk == 123456789012345678LL);
     resp_parser_free(&p);
 }
 
@@ -132,6 +153,18 @@ static void test_util(void) {
     CHECK(!str2ll("+1", 2, &v));
     CHECK(!str2ll(" 1", 2, &v));
     CHECK(!str2ll("-0", 2, &v));
+    struct {
+        long long v;
+        const char *s;
+    } nums[] = {{0, "0"}, {9, "9"}, {10, "10"}, {99, "99"}, {100, "100"}, {-1, "-1"}, {-10, "-10"},
+                {9223372036854775807LL, "9223372036854775807"}, {-9223372036854775807LL - 1, "-9223372036854775808"}};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        char d[24];
+        int n = ll2str(d, nums[i].v);
+        CHECK(n == (int)strlen(nums[i].s) && strcmp(d, nums[i].s) == 0);
+    }
+    char u[24];
+    CHECK(ull2str(u, 18446744073709551615ULL) == 20 && strcmp(u, "18446744073709551615") == 0);
     CHECK(glob_match("h?llo", 5, "hello", 5, 0));
     CHECK(glob_match("h*o", 3, "hello", 5, 0));
     CHECK(glob_match("h[a-e]llo", 9, "hello", 5, 0));
