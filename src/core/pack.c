@@ -27,17 +27,40 @@ static void wr32(uint8_t *b, uint32_t v) {
     b[3] = (uint8_t)(v >> 24);
 }
 
-/* The count word's top bit marks a lean pack (no backlens); a pack has at
- * most PACK_SAFETY_LIMIT (2^30) bytes, so a count never reaches it. */
+/* The count word: its top bit marks a lean pack (no backlens), the next
+ * one a fixed pack, whose word then holds the width in bits 22..29 (0 while
+ * the pack is empty and has not chosen one) and the count in bits 0..21. A
+ * pack has at most PACK_SAFETY_LIMIT (2^30) bytes, so an ordinary count
+ * never reaches the flags; a fixed pack turns ordinary before its count
+ * outgrows its 22 bits. */
 #define LEAN_BIT 0x80000000u
+#define FIXED_BIT 0x40000000u
+#define FLAG_BITS (LEAN_BIT | FIXED_BIT)
+#define WIDTH_SHIFT 22
+#define FIXED_COUNT_MAX ((1u << WIDTH_SHIFT) - 1)
+#define FIXED_WIDTH_MAX 255
 
+static uint32_t cword(const pack *p) { return rd32(CBLK(p) + 4); }
 static size_t hbytes(const pack *p) { return rd32(CBLK(p)); }
-static size_t hcount(const pack *p) { return rd32(CBLK(p) + 4) & ~LEAN_BIT; }
-static int is_lean(const pack *p) { return (rd32(CBLK(p) + 4) & LEAN_BIT) != 0; }
+static int is_lean(const pack *p) { return (cword(p) & LEAN_BIT) != 0; }
+static int is_fixed(const pack *p) { return (cword(p) & FIXED_BIT) != 0; }
+/* A fixed pack's width (0: not chosen yet). */
+static size_t fwidth(const pack *p) { return (cword(p) >> WIDTH_SHIFT) & FIXED_WIDTH_MAX; }
+static size_t hcount(const pack *p) {
+    uint32_t w = cword(p);
+    return w & (w & FIXED_BIT ? FIXED_COUNT_MAX : ~FLAG_BITS);
+}
+/* Sets size and count, keeping the flags; a fixed pack keeps its width
+ * until it is empty. */
 static void set_header(pack *p, size_t bytes, size_t count) {
-    if (bytes > UINT32_MAX || count >= LEAN_BIT) abort(); /* callers keep packs under PACK_SAFETY_LIMIT */
+    uint32_t w = cword(p), keep = w & FLAG_BITS;
+    if (w & FIXED_BIT) {
+        if (count > FIXED_COUNT_MAX) abort(); /* fixed_takes turns the pack ordinary first */
+        if (count) keep = w & ~FIXED_COUNT_MAX;
+    }
+    if (bytes > UINT32_MAX || count >= FIXED_BIT) abort(); /* callers keep packs under PACK_SAFETY_LIMIT */
     wr32(BLK(p), (uint32_t)bytes);
-    wr32(BLK(p) + 4, (uint32_t)count | (rd32(BLK(p) + 4) & LEAN_BIT));
+    wr32(BLK(p) + 4, (uint32_t)count | keep);
 }
 
 /* ---- backlen ---- */
@@ -174,6 +197,7 @@ static size_t body_len(const uint8_t *b) {
     return 5 + (size_t)rd32(b + 1);
 }
 static size_t entry_len(const pack *p, const uint8_t *b) {
+    if (is_fixed(p)) return fwidth(p);
     size_t l = body_len(b);
     return is_lean(p) ? l : l + backlen_size(l);
 }
@@ -210,6 +234,17 @@ static void decode(const uint8_t *b, pack_val *out) {
     }
 }
 
+/* Reads the entry at pos of p. */
+static void read_at(const pack *p, size_t pos, pack_val *out) {
+    if (!is_fixed(p)) {
+        decode(CBLK(p) + pos, out);
+        return;
+    }
+    out->s = (const char *)CBLK(p) + pos;
+    out->len = fwidth(p);
+    out->v = 0;
+}
+
 static int is_int_tag(uint8_t t) { return t < 0x80 || (t >= 0xC0 && t < 0xE0) || (t >= 0xF0 && t < 0xF8); }
 
 static void check_pos(const pack *p, size_t pos) {
@@ -233,7 +268,14 @@ pack *pack_create_lean(void) {
     return p;
 }
 
+pack *pack_create_fixed(void) {
+    pack *p = pack_create();
+    wr32(BLK(p) + 4, FIXED_BIT);
+    return p;
+}
+
 int pack_is_lean(const pack *p) { return is_lean(p); }
+int pack_is_fixed(const pack *p) { return is_fixed(p) && fwidth(p) > 0; }
 
 void pack_destroy(pack **p) {
     if (!p) return;
@@ -289,10 +331,24 @@ static int validate_entry(const uint8_t *b, const uint8_t *end, int lean, size_t
     return 1;
 }
 
+/* The entries of a fixed pack: count * width bytes of strings that are
+ * not canonical integers. */
+static int validate_fixed(const uint8_t *b, size_t len) {
+    uint32_t w = rd32(b + 4);
+    size_t width = (w >> WIDTH_SHIFT) & FIXED_WIDTH_MAX, count = w & FIXED_COUNT_MAX;
+    if (w & LEAN_BIT || (width == 0) != (count == 0) || len - HDR != count * width) return 0;
+    for (size_t off = HDR; off < len; off += width) {
+        int64_t v;
+        if (as_int((const char *)b + off, width, &v)) return 0;
+    }
+    return 1;
+}
+
 int pack_validate(const void *blob, size_t len) {
     const uint8_t *b = blob;
     if (!b || len < HDR || len > UINT32_MAX || rd32(b) != len) return 0;
-    size_t count = rd32(b + 4) & ~LEAN_BIT, n = 0, off = HDR;
+    if (rd32(b + 4) & FIXED_BIT) return validate_fixed(b, len);
+    size_t count = rd32(b + 4) & ~FLAG_BITS, n = 0, off = HDR;
     int lean = (rd32(b + 4) & LEAN_BIT) != 0;
     while (off < len) {
         size_t total;
@@ -353,6 +409,10 @@ size_t pack_skip(const pack *p, size_t pos, size_t n) {
     size_t end = hbytes(p);
     int lean = is_lean(p);
     assert(pos >= HDR && pos <= end);
+    if (is_fixed(p)) {
+        size_t w = fwidth(p);
+        return pos < end && n < (end - pos) / w ? pos + n * w : 0;
+    }
     while (n-- > 0 && pos < end) {
         size_t l = body_len(b + pos);
         pos += lean ? l : l + backlen_size(l);
@@ -363,6 +423,7 @@ size_t pack_skip(const pack *p, size_t pos, size_t n) {
 size_t pack_prev(const pack *p, size_t pos) {
     assert(pos >= HDR && pos <= hbytes(p));
     if (pos <= HDR) return 0;
+    if (is_fixed(p)) return pos - fwidth(p);
     if (is_lean(p)) { /* no backlens: walk from the front */
         size_t q = HDR, n;
         while ((n = q + entry_len(p, CBLK(p) + q)) < pos)
@@ -379,6 +440,7 @@ size_t pack_index(const pack *p, long i) {
     size_t n = hcount(p);
     if (i < 0) i += (long)n;
     if (i < 0 || (size_t)i >= n) return 0;
+    if (is_fixed(p)) return HDR + (size_t)i * fwidth(p);
     size_t pos;
     if ((size_t)i <= n / 2 || is_lean(p)) {
         pos = HDR;
@@ -394,7 +456,7 @@ size_t pack_index(const pack *p, long i) {
 
 void pack_get(const pack *p, size_t pos, pack_val *out) {
     check_pos(p, pos);
-    decode(CBLK(p) + pos, out);
+    read_at(p, pos, out);
 }
 
 const char *pack_val_str(const pack_val *v, char *buf, size_t *len) {
@@ -429,7 +491,10 @@ static void key_make(key *k, const char *s, size_t len) {
     k->is_int = as_int(s, len, &k->v);
 }
 
-static int key_match(const uint8_t *b, const key *k) {
+/* 1 when the entry at pos of p holds the key. */
+static int key_match(const pack *p, size_t pos, const key *k) {
+    const uint8_t *b = CBLK(p) + pos;
+    if (is_fixed(p)) return !k->is_int && k->len == fwidth(p) && memcmp(b, k->s, k->len) == 0;
     if (is_int_tag(b[0]) != k->is_int) return 0;
     pack_val v;
     decode(b, &v);
@@ -441,7 +506,7 @@ int pack_eq(const pack *p, size_t pos, const char *s, size_t len) {
     check_pos(p, pos);
     key k;
     key_make(&k, s, len);
-    return key_match(CBLK(p) + pos, &k);
+    return key_match(p, pos, &k);
 }
 
 int pack_cmp(const pack *p, size_t pos, const char *s, size_t len) {
@@ -462,9 +527,8 @@ size_t pack_find(const pack *p, size_t pos, const char *s, size_t len, size_t sk
     key k;
     key_make(&k, s, len);
     while (pos < end) {
-        const uint8_t *b = CBLK(p) + pos;
-        if (key_match(b, &k)) return pos;
-        pos += entry_len(p, b);
+        if (key_match(p, pos, &k)) return pos;
+        pos += entry_len(p, CBLK(p) + pos);
         for (size_t i = 0; i < skip && pos < end; i++)
             pos += entry_len(p, CBLK(p) + pos);
     }
@@ -502,18 +566,112 @@ static pack *put_at(pack *p, size_t pos, size_t old_total, const enc *e0, long d
     return p;
 }
 
+/* ---- fixed packs ---- */
+
+/* 1 when the fixed pack p takes (s, len) as it is: a string of its width
+ * (of any width up to FIXED_WIDTH_MAX while p is empty) that is not a
+ * canonical integer, with room left in the count. */
+static int fixed_takes(const pack *p, const char *s, size_t len) {
+    size_t w = fwidth(p);
+    int64_t v;
+    return len > 0 && (w ? len == w : len <= FIXED_WIDTH_MAX) && hcount(p) < FIXED_COUNT_MAX &&
+           !as_int(s, len, &v);
+}
+
+/* Size of an entry holding the fixed pack p's element at pos in an ordinary
+ * pack (the same for every element of p). */
+static size_t unfixed_entry(const pack *p, size_t pos) {
+    enc e;
+    enc_str(&e, (const char *)CBLK(p) + pos, fwidth(p));
+    return e.total;
+}
+
+/* Size the fixed pack p would have as an ordinary pack. */
+static size_t unfixed_bytes(const pack *p) { return hcount(p) ? HDR + hcount(p) * unfixed_entry(p, HDR) : HDR; }
+
+/* An ordinary pack holding the elements of the fixed pack p (which stays
+ * as it is: a string being inserted may point into it); *pos (an entry or
+ * the end position, may be NULL) moves along. */
+static pack *unfixed_copy(const pack *p, size_t *pos) {
+    size_t n = hcount(p), w = fwidth(p), nbytes = unfixed_bytes(p);
+    pack *q = zmalloc(nbytes);
+    wr32(BLK(q) + 4, 0);
+    set_header(q, nbytes, n);
+    for (size_t i = 0, off = HDR; i < n; i++) {
+        enc e;
+        enc_str(&e, (const char *)CBLK(p) + HDR + i * w, w);
+        enc_write(BLK(q) + off, &e);
+        off += e.total;
+    }
+    if (pos && n) *pos = HDR + (*pos - HDR) / w * ((nbytes - HDR) / n);
+    return q;
+}
+
+/* p itself, or p turned ordinary when it is fixed. */
+static pack *unfix(pack *p) {
+    if (!is_fixed(p)) return p;
+    pack *q = unfixed_copy(p, NULL);
+    zfree(p);
+    return q;
+}
+
+/* Inserts (old = 0) or replaces (old = the width) the entry at pos of a
+ * fixed pack that takes s, which may point into p. */
+static pack *fixed_put(pack *p, size_t pos, size_t old, const char *s, size_t len) {
+    uint8_t tmp[FIXED_WIDTH_MAX];
+    memcpy(tmp, s, len);
+    if (!old) {
+        size_t bytes = hbytes(p);
+        if (hcount(p) == 0) wr32(BLK(p) + 4, FIXED_BIT | (uint32_t)len << WIDTH_SHIFT);
+        p = zrealloc(p, bytes + len);
+        memmove(BLK(p) + pos + len, BLK(p) + pos, bytes - pos);
+        set_header(p, bytes + len, hcount(p) + 1);
+    }
+    memcpy(BLK(p) + pos, tmp, len);
+    return p;
+}
+
+/* Puts the entry e at pos of the fixed pack p, which cannot take it as it
+ * is, inserting it or (replace = 1) replacing the entry there; p turns
+ * ordinary first. */
+static pack *put_unfixed(pack *p, size_t pos, int replace, const enc *e) {
+    pack *q = unfixed_copy(p, &pos);
+    q = put_at(q, pos, replace ? entry_len(q, CBLK(q) + pos) : 0, e, replace ? 0 : 1);
+    zfree(p); /* after put_at: e->s may point into p */
+    return q;
+}
+
+size_t pack_size_insert(const pack *p, const char *s, size_t len) {
+    enc e;
+    if (is_fixed(p) && fixed_takes(p, s, len)) return hbytes(p) + len;
+    enc_str(&e, s, len);
+    enc_for(p, &e);
+    return (is_fixed(p) ? unfixed_bytes(p) : hbytes(p)) + e.total;
+}
+
+size_t pack_size_replace(const pack *p, size_t pos, const char *s, size_t len) {
+    check_pos(p, pos);
+    enc e;
+    if (is_fixed(p) && fixed_takes(p, s, len)) return hbytes(p);
+    enc_str(&e, s, len);
+    enc_for(p, &e);
+    if (is_fixed(p)) return unfixed_bytes(p) - unfixed_entry(p, pos) + e.total;
+    return hbytes(p) - entry_len(p, CBLK(p) + pos) + e.total;
+}
+
 pack *pack_insert(pack *p, size_t pos, const char *s, size_t len) {
     assert(pos >= HDR && pos <= hbytes(p));
+    if (is_fixed(p) && fixed_takes(p, s, len)) return fixed_put(p, pos, 0, s, len);
     enc e;
     enc_str(&e, s, len);
-    return put_at(p, pos, 0, &e, 1);
+    return is_fixed(p) ? put_unfixed(p, pos, 0, &e) : put_at(p, pos, 0, &e, 1);
 }
 
 pack *pack_insert_int(pack *p, size_t pos, int64_t v) {
     assert(pos >= HDR && pos <= hbytes(p));
     enc e;
     enc_int(&e, v);
-    return put_at(p, pos, 0, &e, 1);
+    return is_fixed(p) ? put_unfixed(p, pos, 0, &e) : put_at(p, pos, 0, &e, 1);
 }
 
 pack *pack_append(pack *p, const char *s, size_t len) { return pack_insert(p, hbytes(p), s, len); }
@@ -522,16 +680,17 @@ pack *pack_prepend(pack *p, const char *s, size_t len) { return pack_insert(p, H
 
 pack *pack_replace(pack *p, size_t pos, const char *s, size_t len) {
     check_pos(p, pos);
+    if (is_fixed(p) && fixed_takes(p, s, len)) return fixed_put(p, pos, len, s, len);
     enc e;
     enc_str(&e, s, len);
-    return put_at(p, pos, entry_len(p, CBLK(p) + pos), &e, 0);
+    return is_fixed(p) ? put_unfixed(p, pos, 1, &e) : put_at(p, pos, entry_len(p, CBLK(p) + pos), &e, 0);
 }
 
 pack *pack_replace_int(pack *p, size_t pos, int64_t v) {
     check_pos(p, pos);
     enc e;
     enc_int(&e, v);
-    return put_at(p, pos, entry_len(p, CBLK(p) + pos), &e, 0);
+    return is_fixed(p) ? put_unfixed(p, pos, 1, &e) : put_at(p, pos, entry_len(p, CBLK(p) + pos), &e, 0);
 }
 
 pack *pack_delete(pack *p, size_t pos, size_t n) {
@@ -573,8 +732,30 @@ pack *pack_split(pack **pp, size_t pos) {
     return q;
 }
 
+/* 1 when the blocks of a and b (neither empty) join as they are: neither
+ * is fixed, or both are, with one width and room in the count. */
+static int joins_raw(const pack *a, const pack *b) {
+    if (!is_fixed(a) && !is_fixed(b)) return 1;
+    return is_fixed(a) && is_fixed(b) && fwidth(a) == fwidth(b) && hcount(a) + hcount(b) <= FIXED_COUNT_MAX;
+}
+
+size_t pack_size_merge(const pack *a, const pack *b) {
+    if (!hcount(a) || !hcount(b)) return hcount(a) ? hbytes(a) : hbytes(b);
+    if (joins_raw(a, b)) return hbytes(a) + hbytes(b) - HDR;
+    return (is_fixed(a) ? unfixed_bytes(a) : hbytes(a)) + (is_fixed(b) ? unfixed_bytes(b) : hbytes(b)) - HDR;
+}
+
 pack *pack_merge(pack *a, pack *b) {
     assert(is_lean(a) == is_lean(b));
+    if (!hcount(a) || !hcount(b)) {
+        pack *keep = hcount(a) ? a : b;
+        zfree(keep == a ? b : a);
+        return keep;
+    }
+    if (!joins_raw(a, b)) {
+        a = unfix(a);
+        b = unfix(b);
+    }
     size_t ab = hbytes(a), bb = hbytes(b) - HDR;
     size_t count = hcount(a) + hcount(b);
     a = zrealloc(a, ab + bb);

@@ -26,6 +26,17 @@
  * walks from the front (pack_prev is O(n) there); everything else is the
  * same, and the flag survives every operation.
  *
+ * A fixed pack (pack_create_fixed; list nodes) holds its entries with no
+ * tag and no backlen while every one is a string of one width w (1..255
+ * bytes) that is not a canonical integer: entry i is the w bytes at
+ * 8 + i*w, so an 8-byte element costs 8 bytes instead of 10, and stepping,
+ * indexing and skipping are arithmetic. The count word then carries a
+ * second flag, w in bits 22..29 and the count in bits 0..21. The first
+ * value chooses w; a value the pack cannot take so turns it, once, into an
+ * ordinary pack (every entry gains its tag and backlen) before it goes in,
+ * which moves every position; a fixed pack emptied by deletions chooses
+ * again.
+ *
  * Every value has exactly one encoding: a string that is a canonical
  * integer ("123", "-5"; not "0123", "+1", "-0") is stored as that integer in
  * the fewest bytes, and reads back as the same string. pack_validate checks
@@ -64,6 +75,10 @@ pack *pack_create(void);
 /* An empty lean pack (no backlens; see the top). */
 pack *pack_create_lean(void);
 int pack_is_lean(const pack *p);
+/* An empty fixed pack (see the top). */
+pack *pack_create_fixed(void);
+/* 1 when p is a fixed pack holding entries (it has chosen its width). */
+int pack_is_fixed(const pack *p);
 /* Frees *p (may be NULL) and sets *p to NULL. */
 void pack_destroy(pack **p);
 /* A copy of p, owned by the caller. */
@@ -90,6 +105,13 @@ size_t pack_entry_size(const char *s, size_t len);
 size_t pack_elem_size(const char *s, size_t len);
 size_t pack_elem_put(uint8_t *dst, const char *s, size_t len);
 size_t pack_elem_get(const uint8_t *b, pack_val *out);
+/* The size p would have after pack_insert of s, after pack_replace of the
+ * entry at pos by s, and the size of pack_merge(a, b): what the fill rule
+ * of a list node is checked against (a fixed pack may have to turn
+ * ordinary, which costs more than the entry). */
+size_t pack_size_insert(const pack *p, const char *s, size_t len);
+size_t pack_size_replace(const pack *p, size_t pos, const char *s, size_t len);
+size_t pack_size_merge(const pack *a, const pack *b);
 /* 1 when adding `add` more bytes keeps the pack within PACK_SAFETY_LIMIT. */
 int pack_safe_to_add(const pack *p, size_t add);
 
@@ -126,14 +148,15 @@ int pack_cmp(const pack *p, size_t pos, const char *s, size_t len);
 size_t pack_find(const pack *p, size_t pos, const char *s, size_t len, size_t skip);
 
 /* Inserts a value before the entry at pos (pos = pack_bytes appends); the
- * new element is at pos afterwards. s may point into p itself. */
+ * new element is at pos afterwards, unless a fixed pack turned ordinary.
+ * s may point into p itself. */
 pack *pack_insert(pack *p, size_t pos, const char *s, size_t len);
 pack *pack_insert_int(pack *p, size_t pos, int64_t v);
 pack *pack_append(pack *p, const char *s, size_t len);
 pack *pack_append_int(pack *p, int64_t v);
 pack *pack_prepend(pack *p, const char *s, size_t len);
-/* Replaces the entry at pos; the new value is at pos afterwards. s may
- * point into p itself. */
+/* Replaces the entry at pos; the new value is at pos afterwards, unless a
+ * fixed pack turned ordinary. s may point into p itself. */
 pack *pack_replace(pack *p, size_t pos, const char *s, size_t len);
 pack *pack_replace_int(pack *p, size_t pos, int64_t v);
 /* Deletes up to n entries starting at pos (fewer if the pack ends first).

@@ -66,11 +66,11 @@ static int fits(const quicklist *ql, size_t bytes, size_t count) {
     return quicklist_fill_allows(ql->fill, bytes, count);
 }
 
-/* May node i (may be out of range: no) take one more entry of `add` bytes? */
-static int allow(const quicklist *ql, size_t i, size_t add) {
+/* May node i (may be out of range: no) take the element s? */
+static int allow(const quicklist *ql, size_t i, const char *s, size_t len) {
     if (i >= ql->nodes) return 0;
     const pack *p = node(ql, i);
-    return fits(ql, pack_bytes(p) + add, pack_count(p) + 1);
+    return fits(ql, pack_size_insert(p, s, len), pack_count(p) + 1);
 }
 
 /* Makes p (not empty) node i, shifting the nodes from i on; counts its
@@ -120,7 +120,7 @@ static void node_remove(quicklist *ql, size_t i) {
 
 /* A new node i holding the one element s. */
 static void node_with(quicklist *ql, size_t i, const char *s, size_t len) {
-    node_insert(ql, i, pack_append(pack_create(), s, len));
+    node_insert(ql, i, pack_append(pack_create_fixed(), s, len));
 }
 
 quicklist *quicklist_create(int fill) {
@@ -165,7 +165,7 @@ size_t quicklist_bytes(const quicklist *ql) {
 
 void quicklist_push(quicklist *ql, int where, const char *s, size_t len) {
     size_t i = where == QL_HEAD ? 0 : ql->nodes - 1; /* wraps when empty: allow() says no */
-    if (allow(ql, i, pack_entry_size(s, len))) {
+    if (allow(ql, i, s, len)) {
         pack **n = slots(ql) + i;
         *n = where == QL_HEAD ? pack_prepend(*n, s, len) : pack_append(*n, s, len);
         count_add(ql, 1);
@@ -290,8 +290,7 @@ int quicklist_eq(const ql_pos *pos, const char *s, size_t len) {
 static void merge_if_fits(quicklist *ql, size_t i) {
     if (i + 1 >= ql->nodes) return;
     pack *a = node(ql, i), *b = node(ql, i + 1);
-    size_t bytes = pack_bytes(a) + pack_bytes(b) - 8; /* one header goes */
-    if (!fits(ql, bytes, pack_count(a) + pack_count(b))) return;
+    if (!fits(ql, pack_size_merge(a, b), pack_count(a) + pack_count(b))) return;
     pack **s = slots(ql);
     s[i] = pack_merge(a, b); /* the elements stay counted */
     s[i + 1] = NULL;
@@ -301,15 +300,14 @@ static void merge_if_fits(quicklist *ql, size_t i) {
 /* Puts an element at byte offset `at` of node i (at may be the end). */
 static void place(quicklist *ql, size_t i, size_t at, const char *s, size_t len) {
     pack *n = node(ql, i);
-    size_t add = pack_entry_size(s, len), end = pack_bytes(n);
-    int at_first = at == pack_first(n), at_end = at == end;
-    if (allow(ql, i, add)) {
+    int at_first = at == pack_first(n), at_end = at == pack_bytes(n);
+    if (allow(ql, i, s, len)) {
         slots(ql)[i] = pack_insert(n, at, s, len);
         count_add(ql, 1);
-    } else if (at_end && allow(ql, i + 1, add)) {
+    } else if (at_end && allow(ql, i + 1, s, len)) {
         slots(ql)[i + 1] = pack_prepend(node(ql, i + 1), s, len);
         count_add(ql, 1);
-    } else if (at_first && i > 0 && allow(ql, i - 1, add)) {
+    } else if (at_first && i > 0 && allow(ql, i - 1, s, len)) {
         slots(ql)[i - 1] = pack_append(node(ql, i - 1), s, len);
         count_add(ql, 1);
     } else if (at_end || at_first) {
@@ -320,10 +318,10 @@ static void place(quicklist *ql, size_t i, size_t at, const char *s, size_t len)
         int own = 0;
         count_add(ql, -(long)pack_count(right));
         node_insert(ql, i + 1, right);
-        if (allow(ql, i, add)) {
+        if (allow(ql, i, s, len)) {
             slots(ql)[i] = pack_append(node(ql, i), s, len);
             count_add(ql, 1);
-        } else if (allow(ql, i + 1, add)) {
+        } else if (allow(ql, i + 1, s, len)) {
             slots(ql)[i + 1] = pack_prepend(node(ql, i + 1), s, len);
             count_add(ql, 1);
         } else {
@@ -347,10 +345,7 @@ void quicklist_insert(quicklist *ql, const ql_pos *pos, int after, const char *s
 void quicklist_replace(quicklist *ql, const ql_pos *pos, const char *s, size_t len) {
     size_t i = pos->node;
     pack *n = node(ql, i);
-    size_t next = pack_next(n, pos->off);
-    size_t old = (next ? next : pack_bytes(n)) - pos->off;
-    size_t bytes = pack_bytes(n) - old + pack_entry_size(s, len);
-    if (pack_count(n) == 1 || fits(ql, bytes, pack_count(n))) {
+    if (pack_count(n) == 1 || fits(ql, pack_size_replace(n, pos->off, s, len), pack_count(n))) {
         slots(ql)[i] = pack_replace(n, pos->off, s, len);
         return;
     }
@@ -416,7 +411,7 @@ void quicklist_foreach_node(const quicklist *ql, void (*fn)(void *ud, const pack
 pack *quicklist_take_single(quicklist **qp) {
     quicklist *ql = *qp;
     if (ql->nodes > 1) return NULL;
-    pack *p = ql->nodes ? ql->o : pack_create();
+    pack *p = ql->nodes ? ql->o : pack_create_fixed();
     zfree(ql);
     *qp = NULL;
     return p;

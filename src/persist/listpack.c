@@ -269,12 +269,18 @@ int rlp_next(rlp_reader *r, pack_val *v) {
     return 1;
 }
 
-pack *rlp_to_pack(const void *b, size_t n) {
+/* The elements of the listpack b appended to the empty pack p. */
+static pack *fill_pack(const void *b, size_t n, pack *p) {
     rlp_reader r;
-    if (rlp_open(&r, b, n) < 0) return NULL;
-    pack *p = pack_create();
+    if (rlp_open(&r, b, n) < 0) {
+        pack_destroy(&p);
+        return NULL;
+    }
     pack_val v;
     while (rlp_next(&r, &v))
         p = v.s ? pack_append(p, v.s, v.len) : pack_append_int(p, v.v);
     return p;
 }
+
+pack *rlp_to_pack(const void *b, size_t n) { return fill_pack(b, n, pack_create()); }
+pack *rlp_to_list_node(const void *b, size_t n) { return fill_pack(b, n, pack_create_fixed()); }

@@ -51,6 +51,8 @@ typedef struct rlp_reader {
 int rlp_open(rlp_reader *r, const void *b, size_t n);
 /* 1 and the next element in *v (strings point into the block), 0 at end. */
 int rlp_next(rlp_reader *r, pack_val *v);
-/* A new pack with the listpack's elements, or NULL when it is malformed. */
+/* A new pack with the listpack's elements, or NULL when it is malformed;
+ * rlp_to_list_node makes it a fixed pack (a list node; core/pack.h). */
 pack *rlp_to_pack(const void *b, size_t n);
+pack *rlp_to_list_node(const void *b, size_t n);
 #endif

@@ -228,9 +228,9 @@ static int read_ql_node(rdb_in *in, quicklist *ql) {
     if ((st = rdb_get_str(in, &s))) return st;
     pack *p;
     if (container == QL_NODE_PLAIN)
-        p = pack_append(pack_create(), s.s, s.len);
+        p = pack_append(pack_create_fixed(), s.s, s.len);
     else
-        p = rlp_to_pack(s.s, s.len);
+        p = rlp_to_list_node(s.s, s.len);
     rdb_str_free(&s);
     if (!p) return RDB_EFORMAT;
     quicklist_append_pack(ql, p); /* an empty node is dropped, as Redis does */

@@ -1,8 +1,8 @@
 /* test_pack.c - unit tests of the packed array (src/core/pack.c): integer
  * and string encodings at every size boundary, cursors both ways, find with
  * skip, insert/replace/delete/split/merge, aliasing, validation of corrupt
- * blobs, a randomized run against a plain array model (with and without
- * backlens), and the sizes of typical small hashes; then the pair pack of
+ * blobs, a randomized run against a plain array model (ordinary, lean
+ * and fixed packs), fixed packs turning ordinary, and the sizes of typical small hashes; then the pair pack of
  * hashes (src/core/hpack.c) against a model of pairs. No sockets. */
 #include "core/hpack.h"
 #include "core/pack.h"
@@ -582,22 +582,42 @@ static int model_matches(const pack *p) {
     return pack_prev(p, pos) == 0 && pack_validate(p, pack_bytes(p));
 }
 
-static void test_random_model(int lean) {
-    rng = 12345 + (uint64_t)lean;
-    pack *p = lean ? pack_create_lean() : pack_create();
+enum { ORDINARY, LEAN, FIXED };
+
+/* A value for the model run of a pack kind: fixed packs mostly get 8-byte
+ * strings, which they take as they are. */
+static void model_value(int kind, char *out, size_t *len) {
+    if (kind != FIXED || rnd() % 200 == 0) {
+        random_value(out, len);
+        return;
+    }
+    for (int i = 0; i < 8; i++)
+        out[i] = (char)('a' + rnd() % 3);
+    *len = 8;
+}
+
+static void test_random_model(int kind) {
+    rng = 12345 + (uint64_t)kind;
+    pack *p = kind == LEAN ? pack_create_lean() : kind == FIXED ? pack_create_fixed() : pack_create();
     char val[6000];
     size_t len;
-    int bad = 0;
+    int bad = 0, was_fixed = 0;
     for (int iter = 0; iter < 20000 && !bad; iter++) {
         uint64_t op = rnd() % 100;
+        was_fixed |= pack_is_fixed(p);
         if (op < 35 && mcount < 4000) {
-            random_value(val, &len);
+            model_value(kind, val, &len);
             size_t at = mcount ? rnd() % (mcount + 1) : 0;
             size_t pos = at == mcount ? pack_bytes(p) : pack_index(p, (long)at);
+            size_t want = pack_size_insert(p, val, len);
             p = pack_insert(p, pos, val, len);
+            if (pack_bytes(p) != want) bad = 1;
             model_insert(at, val, len);
+        } else if (op < 37 && kind == FIXED) { /* empty: a fixed pack chooses its width again */
+            p = pack_delete_range(p, 0, mcount);
+            model_delete(0, mcount);
         } else if (op < 45 && mcount < 4000) {
-            random_value(val, &len);
+            model_value(kind, val, &len);
             if (rnd() & 1) {
                 p = pack_append(p, val, len);
                 model_insert(mcount, val, len);
@@ -612,9 +632,11 @@ static void test_random_model(int lean) {
             p = pack_delete_range(p, idx, n);
             model_delete(at, n);
         } else if (op < 75 && mcount) {
-            size_t at = rnd() % mcount;
-            random_value(val, &len);
-            p = pack_replace(p, pack_index(p, (long)at), val, len);
+            size_t at = rnd() % mcount, pos = pack_index(p, (long)at);
+            model_value(kind, val, &len);
+            size_t want = pack_size_replace(p, pos, val, len);
+            p = pack_replace(p, pos, val, len);
+            if (pack_bytes(p) != want) bad = 1;
             model_delete(at, 1);
             model_insert(at, val, len);
         } else if (op < 90 && mcount) {
@@ -623,7 +645,7 @@ static void test_random_model(int lean) {
             size_t pos = pack_index(p, i);
             if (!pos || !pack_eq(p, pos, model[at].s, model[at].len)) bad = 1;
         } else {
-            random_value(val, &len);
+            model_value(kind, val, &len);
             size_t skip = rnd() % 3, want = 0;
             for (size_t i = 0; i < mcount; i += skip + 1)
                 if (model[i].len == len && memcmp(model[i].s, val, len) == 0) {
@@ -637,12 +659,16 @@ static void test_random_model(int lean) {
     }
     CHECK(!bad);
     CHECK(model_matches(p));
-    CHECK(pack_is_lean(p) == lean);
-    if (mcount > 2) { /* split and merge keep the flag */
+    CHECK(pack_is_lean(p) == (kind == LEAN));
+    CHECK(was_fixed == (kind == FIXED));
+    if (mcount > 2) { /* split and merge keep the flags */
+        int fixed = pack_is_fixed(p);
         pack *q = pack_split(&p, pack_index(p, (long)(mcount / 2)));
-        CHECK(pack_is_lean(q) == lean && pack_validate(q, pack_bytes(q)) && pack_validate(p, pack_bytes(p)));
+        CHECK(pack_is_lean(q) == (kind == LEAN) && pack_is_fixed(q) == fixed);
+        CHECK(pack_validate(q, pack_bytes(q)) && pack_validate(p, pack_bytes(p)));
+        size_t want = pack_size_merge(p, q);
         p = pack_merge(p, q);
-        CHECK(model_matches(p));
+        CHECK(model_matches(p) && pack_bytes(p) == want);
     }
     model_delete(0, mcount);
     pack_destroy(&p);
@@ -665,6 +691,78 @@ static void test_lean(void) {
     pack_destroy(&d);
     pack_destroy(&p);
     pack_destroy(&q);
+}
+
+/* A fixed pack: 8 bytes per 8-byte element, arithmetic cursors, and the
+ * one-way turn into an ordinary pack on a value it cannot take. */
+static void test_fixed(void) {
+    pack *p = pack_create_fixed();
+    char e[16];
+    CHECK(!pack_is_fixed(p) && pack_validate(p, pack_bytes(p)));
+    for (int i = 0; i < 100; i++) {
+        snprintf(e, sizeof e, "e%07d", i);
+        CHECK(pack_size_insert(p, e, 8) == pack_bytes(p) + 8);
+        p = pack_append(p, e, 8);
+    }
+    CHECK(pack_is_fixed(p) && pack_count(p) == 100 && pack_bytes(p) == 8 + 100 * 8);
+    CHECK(pack_validate(p, pack_bytes(p)) && !pack_validate(p, pack_bytes(p) - 1));
+    CHECK(elem_is(p, pack_index(p, 42), "e0000042", 8) && elem_is(p, pack_index(p, -1), "e0000099", 8));
+    CHECK(pack_prev(p, pack_bytes(p)) == pack_index(p, 99) && pack_prev(p, pack_first(p)) == 0);
+    CHECK(pack_skip(p, pack_first(p), 99) == pack_last(p) && pack_skip(p, pack_first(p), 100) == 0);
+    CHECK(pack_find(p, 0, "e0000077", 8, 0) == pack_index(p, 77) && pack_find(p, 0, "e000007", 7, 0) == 0);
+    CHECK(pack_eq(p, pack_index(p, 3), "e0000003", 8) && !pack_eq(p, pack_index(p, 3), "e0000004", 8));
+    /* a same-width value is replaced in place, even from inside the pack */
+    p = pack_replace(p, pack_index(p, 5), (const char *)p + pack_index(p, 6), 8);
+    CHECK(pack_is_fixed(p) && elem_is(p, pack_index(p, 5), "e0000006", 8));
+    /* an inserted copy of an element of the pack itself, then an integer */
+    p = pack_insert(p, pack_first(p), (const char *)p + pack_index(p, 9), 8);
+    CHECK(pack_is_fixed(p) && elem_is(p, pack_first(p), "e0000009", 8) && pack_count(p) == 101);
+    CHECK(pack_size_insert(p, "12345678", 8) == 8 + 101 * 10 + 6);
+    p = pack_insert(p, pack_index(p, 50), "12345678", 8); /* a canonical integer: not taken */
+    CHECK(!pack_is_fixed(p) && pack_count(p) == 102 && pack_bytes(p) == 8 + 101 * 10 + 6);
+    CHECK(elem_is(p, pack_index(p, 50), "12345678", 8) && elem_is(p, pack_index(p, 51), "e0000049", 8));
+    CHECK(elem_is(p, pack_index(p, -1), "e0000099", 8) && pack_validate(p, pack_bytes(p)));
+    p = pack_delete(p, pack_first(p), 102); /* an ordinary pack stays one */
+    p = pack_append(p, "ab", 2);
+    CHECK(!pack_is_fixed(p) && pack_bytes(p) == 8 + 4);
+    pack_destroy(&p);
+
+    /* emptied, a fixed pack chooses again; too long, it turns ordinary */
+    p = pack_append(pack_create_fixed(), "ab", 2);
+    CHECK(pack_is_fixed(p) && pack_bytes(p) == 10);
+    p = pack_delete(p, pack_first(p), 1);
+    p = pack_append(p, "abcd", 4);
+    CHECK(pack_is_fixed(p) && pack_bytes(p) == 12 && elem_is(p, pack_first(p), "abcd", 4));
+    char big[300];
+    memset(big, 'x', sizeof big);
+    CHECK(pack_size_replace(p, pack_first(p), big, 300) == 8 + 2 + 300 + 2);
+    p = pack_replace(p, pack_first(p), big, 300);
+    CHECK(!pack_is_fixed(p) && pack_bytes(p) == 8 + 2 + 300 + 2 && pack_validate(p, pack_bytes(p)));
+    pack_destroy(&p);
+
+    /* split keeps the width; merge of two widths turns both ordinary */
+    p = pack_create_fixed();
+    for (int i = 0; i < 10; i++)
+        p = pack_append(p, "xyz", 3);
+    pack *q = pack_split(&p, pack_index(p, 4));
+    CHECK(pack_is_fixed(p) && pack_is_fixed(q) && pack_count(q) == 6 && pack_bytes(q) == 8 + 18);
+    CHECK(pack_size_merge(p, q) == 8 + 30);
+    p = pack_merge(p, q);
+    CHECK(pack_is_fixed(p) && pack_count(p) == 10 && pack_bytes(p) == 38);
+    q = pack_append(pack_create_fixed(), "wxyz", 4);
+    CHECK(pack_size_merge(p, q) == 8 + 10 * 5 + 6);
+    p = pack_merge(p, q);
+    CHECK(!pack_is_fixed(p) && pack_count(p) == 11 && pack_bytes(p) == 8 + 10 * 5 + 6);
+    CHECK(elem_is(p, pack_last(p), "wxyz", 4) && pack_validate(p, pack_bytes(p)));
+    pack_destroy(&p);
+
+    /* validation: a width without entries, a canonical integer inside */
+    uint8_t b[16] = {16, 0, 0, 0, 1, 0, 0, 0x42, /* fixed, width 8, count 1 */ '1', '2', '3', '4', '5', '6', '7', '8'};
+    CHECK(!pack_validate(b, sizeof b));
+    b[8] = 'x';
+    CHECK(pack_validate(b, sizeof b));
+    b[4] = 0;
+    CHECK(!pack_validate(b, sizeof b));
 }
 
 /* ---- the pair pack ---- */
@@ -837,9 +935,11 @@ int main(void) {
     test_split_merge();
     test_validate_handmade();
     test_validate_fuzz();
-    test_random_model(0);
-    test_random_model(1);
+    test_random_model(ORDINARY);
+    test_random_model(LEAN);
+    test_random_model(FIXED);
     test_lean();
+    test_fixed();
     test_sizes();
     test_hpack_model();
     test_hpack_sizes();
