@@ -117,6 +117,9 @@ int cmd_count(void);
 void cmd_foreach(void (*fn)(const command *c, void *ud), void *ud);
 /* Key positions of a parsed command; returns count (<= max). */
 int cmd_key_positions(const command *cmd, int argc, const char **argv, const size_t *argl, int *pos, int max);
+/* Calls fn with each key argument of a parsed command, in order. */
+void cmd_each_key(const command *cmd, int argc, const char **argv, const size_t *argl,
+                  void (*fn)(void *ud, const char *key, size_t klen), void *ud);
 
 /* ---- replies (exactly one top-level reply per command) ---- */
 static inline void reply_ok(cmd_ctx *c) { buf_add(c->out, "+OK\r\n", 5); }

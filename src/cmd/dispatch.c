@@ -57,9 +57,23 @@ const command *dispatch_resolve(int argc, const char **argv, const size_t *argl,
     return cmd;
 }
 
+/* The write hooks that are on, for each key of a write command. */
+typedef struct write_hooks {
+    cmd_ctx *c;
+    int snap, watch;
+} write_hooks;
+
+static void hook_key(void *ud, const char *key, size_t klen) {
+    write_hooks *h = ud;
+    if (h->snap) snap_touch_key(ctx_db(h->c, key, klen), key, klen);
+    if (h->watch) watch_bump(h->c->dbid, key, klen);
+}
+
 void dispatch_before_write(cmd_ctx *c) {
-    if (__atomic_load_n(&snap_parts_running, __ATOMIC_RELAXED)) snap_touch_command(c);
-    if (__atomic_load_n(&watch_sessions, __ATOMIC_RELAXED)) watch_touch_command(c);
+    write_hooks h = {.c = c,
+                     .snap = __atomic_load_n(&snap_parts_running, __ATOMIC_RELAXED) != 0,
+                     .watch = __atomic_load_n(&watch_sessions, __ATOMIC_RELAXED) != 0};
+    if (h.snap || h.watch) cmd_each_key(c->cmd, c->argc, c->argv, c->argl, hook_key, &h);
 }
 
 void exec_command(cmd_ctx *c) {
@@ -125,20 +139,16 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
     run_local(s, cmd, argc, argv, argl, out);
 }
 
+static void add_shard_of(void *ud, const char *key, size_t klen) { *(uint64_t *)ud |= 1ull << shard_of_key(key, klen); }
+
 uint64_t dispatch_route_mask(session *s, const command *cmd, int argc, const char **argv, const size_t *argl) {
     if (cmd->flags & CMD_EXEC) return multi_shards(s);
     if (cmd->flags & CMD_SESSION) return 0;
     int to = cmd->route ? cmd->route(argc, argv, argl, nshards) : ROUTE_KEYS;
     if ((cmd->flags & CMD_ALLSHARDS) || to == ROUTE_ALL) return nshards >= 64 ? ~0ull : (1ull << nshards) - 1;
     if (to != ROUTE_KEYS) return to >= 0 && to < nshards ? 1ull << to : 0;
-    int posbuf[64];
-    int *pos = posbuf;
-    int maxk = argc < 64 ? 64 : argc;
-    if (maxk > 64) pos = zmalloc(sizeof(int) * (size_t)maxk);
-    int nk = cmd_key_positions(cmd, argc, argv, argl, pos, maxk);
     uint64_t mask = 0;
-    for (int i = 0; i < nk; i++) mask |= 1ull << shard_of_key(argv[pos[i]], argl[pos[i]]);
-    if (pos != posbuf) zfree(pos);
+    cmd_each_key(cmd, argc, argv, argl, add_shard_of, &mask);
     return mask;
 }
 

@@ -49,15 +49,6 @@ static int watch_broken(session *s) {
     return 0;
 }
 
-void watch_touch_command(cmd_ctx *c) {
-    int posbuf[64];
-    int max = c->argc > 64 ? c->argc : 64;
-    int *pos = max > 64 ? zmalloc(sizeof(int) * (size_t)max) : posbuf;
-    int nk = cmd_key_positions(c->cmd, c->argc, c->argv, c->argl, pos, max);
-    for (int i = 0; i < nk; i++) watch_bump(c->dbid, c->argv[pos[i]], c->argl[pos[i]]);
-    if (pos != posbuf) zfree(pos);
-}
-
 /* WATCH key [key ...] */
 static void watch_cmd(cmd_ctx *c) {
     session *s = c->sess;

@@ -23,6 +23,4 @@ void multi_doom(session *s);
 uint64_t multi_shards(session *s);
 /* Drops the queue and the watches (RESET, the connection closing). */
 void multi_discard(session *s);
-/* WATCH: every key the command names has changed (dispatch_before_write). */
-void watch_touch_command(cmd_ctx *c);
 #endif

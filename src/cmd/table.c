@@ -65,6 +65,17 @@ int cmd_key_positions(const command *cmd, int argc, const char **argv, const siz
     return n;
 }
 
+void cmd_each_key(const command *cmd, int argc, const char **argv, const size_t *argl,
+                  void (*fn)(void *ud, const char *key, size_t klen), void *ud) {
+    int posbuf[64];
+    int max = argc > 64 ? argc : 64;
+    int *pos = max > 64 ? zmalloc(sizeof(int) * (size_t)max) : posbuf;
+    int n = cmd_key_positions(cmd, argc, argv, argl, pos, max);
+    for (int i = 0; i < n; i++)
+        fn(ud, argv[pos[i]], argl[pos[i]]);
+    if (pos != posbuf) zfree(pos);
+}
+
 void cmd_table_init(void) {
     static int done;
     if (done) return;

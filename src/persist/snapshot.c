@@ -10,7 +10,6 @@
  * snapshot struct is shared through its mutex; the writer frees it after
  * the last part finished. */
 #include "persist/snapshot.h"
-#include "cmd/cmd.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/mem.h"
@@ -227,20 +226,10 @@ void snap_save_entry(db *d, entry *e) {
         }
 }
 
-void snap_touch_command(cmd_ctx *c) {
-    int posbuf[64];
-    int max = c->argc > 64 ? c->argc : 64;
-    int *pos = max > 64 ? zmalloc(sizeof(int) * (size_t)max) : posbuf;
-    int nk = cmd_key_positions(c->cmd, c->argc, c->argv, c->argl, pos, max);
-    for (int i = 0; i < nk; i++) {
-        const char *key = c->argv[pos[i]];
-        size_t klen = c->argl[pos[i]];
-        db *d = ctx_db(c, key, klen);
-        if (!d->owner || !d->owner->snap) continue;
-        entry **l = table_link(d->t, key, klen);
-        if (l) snap_touch(d, *l);
-    }
-    if (pos != posbuf) zfree(pos);
+void snap_touch_key(db *d, const char *key, size_t klen) {
+    if (!d->owner || !d->owner->snap) return;
+    entry **l = table_link(d->t, key, klen);
+    if (l) snap_touch(d, *l);
 }
 
 int snap_adopt_table(db *d) {

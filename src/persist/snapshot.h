@@ -44,10 +44,9 @@ void snap_save_entry(db *d, entry *e);
 static inline void snap_touch(db *d, entry *e) {
     if (d->owner && d->owner->snap && (e->info & ENTRY_SNAP) != d->snap_mark) snap_save_entry(d, e);
 }
-/* Write hook for a whole command: every key it names, in whatever shard
- * holds it (the caller holds those shards). */
-struct cmd_ctx;
-void snap_touch_command(struct cmd_ctx *c);
+/* Write hook for one key a write command names (dispatch_before_write):
+ * its entry in d, if any, is about to change. */
+void snap_touch_key(db *d, const char *key, size_t klen);
 /* FLUSHDB during a snapshot: 1 when the snapshot took d's table (the
  * caller then gives d a new one and must not free the old). */
 int snap_adopt_table(db *d);
