@@ -552,6 +552,60 @@ def test_big_list_model(l, fill):
     assert x(l, "LRANGE", "k", 0, -1) == b(*model)
 
 
+@pytest.mark.parametrize("fill", [-2, 5, -1])
+def test_uniform_list_model(l, fill):
+    """Elements of one width (IDs, fixed-format keys: shoal keeps such nodes
+    without per-element headers), then values of other widths and integers
+    in some places, against a model: reads and writes before and after the
+    first odd value, and a DUMP/RESTORE round trip."""
+    rnd = random.Random(11 - fill)
+    x(l, "CONFIG", "SET", "list-max-listpack-size", fill)
+    model = ["e%07d" % i for i in range(1500)]
+    assert x(l, "RPUSH", "k", *model) == 1500
+    heads = ["h%07d" % i for i in range(10)]
+    assert x(l, "LPUSH", "k", *heads) == 1510
+    model = list(reversed(heads)) + model
+
+    def check():
+        assert x(l, "LRANGE", "k", 0, -1) == b(*model)
+        assert x(l, "LLEN", "k") == len(model)
+        for i in (0, 1, 9, 10, 700, -1, -2, -len(model)):
+            assert x(l, "LINDEX", "k", i) == model[i].encode()
+        for start, end in ((5, 40), (-60, -3), (600, 1300)):
+            assert x(l, "LRANGE", "k", start, end) == b(*model_range(model, start, end))
+        probe = model[rnd.randrange(len(model))]
+        want = [i for i, v in enumerate(model) if v == probe]
+        assert x(l, "LPOS", "k", probe, "COUNT", 0) == want
+        assert x(l, "LPOS", "k", probe, "RANK", -1) == want[-1]
+
+    check()
+    assert x(l, "LSET", "k", 5, "s0000005") == b"OK"  # the same width
+    model[5] = "s0000005"
+    assert x(l, "LINSERT", "k", "BEFORE", model[900], "z0000000") == len(model) + 1
+    model.insert(900, "z0000000")
+    check()
+    for i, v in ((700, "12345678"), (3, "short"), (-1, "y" * 300), (1200, "-5"), (40, "")):
+        assert x(l, "LSET", "k", i, v) == b"OK"
+        model[i] = v
+    assert x(l, "LINSERT", "k", "AFTER", model[100], "17") == len(model) + 1
+    model.insert(101, "17")
+    assert x(l, "RPUSH", "k", "w", "e0000001") == len(model) + 2
+    assert x(l, "LPUSH", "k", "abcdefgh", "100") == len(model) + 4
+    model = ["100", "abcdefgh"] + model + ["w", "e0000001"]
+    check()
+    assert x(l, "LREM", "k", 0, "e0000001") == 2
+    model = [v for v in model if v != "e0000001"]
+    payload = x(l, "DUMP", "k")
+    assert x(l, "RESTORE", "k2", 0, payload) == b"OK"
+    assert x(l, "LRANGE", "k2", 0, -1) == b(*model)
+    assert x(l, "LTRIM", "k", 100, -100) == b"OK"
+    model = model_range(model, 100, -100)
+    assert x(l, "LPOP", "k", 50) == b(*model[:50])
+    assert x(l, "RPOP", "k", 50) == b(*reversed(model[-50:]))
+    model = model[50:-50]
+    check()
+
+
 @pytest.mark.parametrize("fill", [3, 1, -1])
 def test_small_list_model(l, fill):
     """A list that keeps growing past one node and shrinking back to one
