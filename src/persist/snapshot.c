@@ -27,7 +27,7 @@
 #define CHUNK_BYTES (256u << 10)  /* hand a chunk to the writer past this */
 #define QUEUE_LIMIT (2u << 20)    /* pause the walks while this much waits */
 #define STEP_BYTES (1u << 20)     /* serialized bytes per loop turn at most */
-#define STEP_US 250               /* and about this long */
+#define STEP_US 100               /* and about this long */
 
 typedef struct chunk {
     struct chunk *next;

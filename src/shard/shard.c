@@ -443,7 +443,6 @@ static void *shard_main(void *arg) {
         if (nshards > 1) shard_drain_inbox(s);
         if (s->block_head) block_check_timeouts(s, s->now_ms);
         if (!s->locked_by) shard_run_pending(s);
-        if (s->snap && !s->locked_by) snap_step(s);
         if (s->now_ms >= s->next_cron) {
             shard_cron(s);
             s->next_cron = s->now_ms + period;
@@ -451,6 +450,7 @@ static void *shard_main(void *arg) {
         }
         shard_flush(s);
         conn_write_all(s);
+        if (s->snap && !s->locked_by) snap_step(s); /* after the replies, which it would hold back a step */
         conn_free_closed(s);
     }
     return NULL;
