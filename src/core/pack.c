@@ -364,12 +364,6 @@ int pack_validate(const void *blob, size_t len) {
 size_t pack_count(const pack *p) { return hcount(p); }
 size_t pack_bytes(const pack *p) { return hbytes(p); }
 
-size_t pack_entry_size(const char *s, size_t len) {
-    enc e;
-    enc_str(&e, s, len);
-    return e.total;
-}
-
 size_t pack_elem_size(const char *s, size_t len) {
     enc e;
     enc_str(&e, s, len);
@@ -586,14 +580,17 @@ static size_t unfixed_entry(const pack *p, size_t pos) {
     return e.total;
 }
 
-/* Size the fixed pack p would have as an ordinary pack. */
-static size_t unfixed_bytes(const pack *p) { return hcount(p) ? HDR + hcount(p) * unfixed_entry(p, HDR) : HDR; }
+/* Size p has, or would have once turned ordinary when it is fixed. */
+static size_t ordinary_bytes(const pack *p) {
+    if (!is_fixed(p)) return hbytes(p);
+    return hcount(p) ? HDR + hcount(p) * unfixed_entry(p, HDR) : HDR;
+}
 
 /* An ordinary pack holding the elements of the fixed pack p (which stays
  * as it is: a string being inserted may point into it); *pos (an entry or
  * the end position, may be NULL) moves along. */
 static pack *unfixed_copy(const pack *p, size_t *pos) {
-    size_t n = hcount(p), w = fwidth(p), nbytes = unfixed_bytes(p);
+    size_t n = hcount(p), w = fwidth(p), nbytes = ordinary_bytes(p);
     pack *q = zmalloc(nbytes);
     wr32(BLK(q) + 4, 0);
     set_header(q, nbytes, n);
@@ -615,12 +612,12 @@ static pack *unfix(pack *p) {
     return q;
 }
 
-/* Inserts (old = 0) or replaces (old = the width) the entry at pos of a
- * fixed pack that takes s, which may point into p. */
-static pack *fixed_put(pack *p, size_t pos, size_t old, const char *s, size_t len) {
+/* Inserts or (replace = 1) replaces the entry at pos of a fixed pack that
+ * takes s, which may point into p. */
+static pack *fixed_put(pack *p, size_t pos, int replace, const char *s, size_t len) {
     uint8_t tmp[FIXED_WIDTH_MAX];
     memcpy(tmp, s, len);
-    if (!old) {
+    if (!replace) {
         size_t bytes = hbytes(p);
         if (hcount(p) == 0) wr32(BLK(p) + 4, FIXED_BIT | (uint32_t)len << WIDTH_SHIFT);
         p = zrealloc(p, bytes + len);
@@ -646,7 +643,7 @@ size_t pack_size_insert(const pack *p, const char *s, size_t len) {
     if (is_fixed(p) && fixed_takes(p, s, len)) return hbytes(p) + len;
     enc_str(&e, s, len);
     enc_for(p, &e);
-    return (is_fixed(p) ? unfixed_bytes(p) : hbytes(p)) + e.total;
+    return ordinary_bytes(p) + e.total;
 }
 
 size_t pack_size_replace(const pack *p, size_t pos, const char *s, size_t len) {
@@ -655,8 +652,8 @@ size_t pack_size_replace(const pack *p, size_t pos, const char *s, size_t len) {
     if (is_fixed(p) && fixed_takes(p, s, len)) return hbytes(p);
     enc_str(&e, s, len);
     enc_for(p, &e);
-    if (is_fixed(p)) return unfixed_bytes(p) - unfixed_entry(p, pos) + e.total;
-    return hbytes(p) - entry_len(p, CBLK(p) + pos) + e.total;
+    size_t old = is_fixed(p) ? unfixed_entry(p, pos) : entry_len(p, CBLK(p) + pos);
+    return ordinary_bytes(p) - old + e.total;
 }
 
 pack *pack_insert(pack *p, size_t pos, const char *s, size_t len) {
@@ -680,7 +677,7 @@ pack *pack_prepend(pack *p, const char *s, size_t len) { return pack_insert(p, H
 
 pack *pack_replace(pack *p, size_t pos, const char *s, size_t len) {
     check_pos(p, pos);
-    if (is_fixed(p) && fixed_takes(p, s, len)) return fixed_put(p, pos, len, s, len);
+    if (is_fixed(p) && fixed_takes(p, s, len)) return fixed_put(p, pos, 1, s, len);
     enc e;
     enc_str(&e, s, len);
     return is_fixed(p) ? put_unfixed(p, pos, 1, &e) : put_at(p, pos, entry_len(p, CBLK(p) + pos), &e, 0);
@@ -742,7 +739,7 @@ static int joins_raw(const pack *a, const pack *b) {
 size_t pack_size_merge(const pack *a, const pack *b) {
     if (!hcount(a) || !hcount(b)) return hcount(a) ? hbytes(a) : hbytes(b);
     if (joins_raw(a, b)) return hbytes(a) + hbytes(b) - HDR;
-    return (is_fixed(a) ? unfixed_bytes(a) : hbytes(a)) + (is_fixed(b) ? unfixed_bytes(b) : hbytes(b)) - HDR;
+    return ordinary_bytes(a) + ordinary_bytes(b) - HDR;
 }
 
 pack *pack_merge(pack *a, pack *b) {

@@ -96,8 +96,6 @@ int pack_validate(const void *blob, size_t len);
 size_t pack_count(const pack *p);
 /* Size of the block in bytes (the serialized form is the block itself). */
 size_t pack_bytes(const pack *p);
-/* Bytes one element with this string value would take inside a pack. */
-size_t pack_entry_size(const char *s, size_t len);
 /* The bare element codec (tag, header, payload; no backlen), for formats
  * built from pack elements (core/hpack.h): the size of a string's element,
  * writing it at dst (returns its size), and reading the element at b
