@@ -18,6 +18,7 @@
 #include "shard/lazyfree.h"
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -132,6 +133,12 @@ static void *writer_main(void *arg) {
         pthread_mutex_unlock(&s->mu);
         if (!c) break;
         rdb_file_write(&s->f, c->b.p, c->b.len);
+        /* Each chunk ends the writer's claim on the core: a shard still
+         * runnable there goes first instead of waiting out the writer's
+         * drain of the whole queue (up to 2 MB, about 2 ms here) or the
+         * next scheduler tick. Shard turns over 1.5 ms during a 3M-key
+         * save: 12-13 -> 1-3; worst PING 3.2-4.2 -> 2.0-2.4 ms. */
+        sched_yield();
         int64_t delay = cfg_get(rdb_key_save_delay); /* testing aid, as Redis's: microseconds per key */
         for (uint64_t k = 0; delay > 0 && k < c->keys && !__atomic_load_n(&s->abort, __ATOMIC_RELAXED); k++)
             usleep((useconds_t)delay);
