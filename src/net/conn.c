@@ -234,7 +234,10 @@ void conn_on_readable(conn *c) {
     }
     c->qbuf.len += (size_t)n;
     c->sh->stat_net_in += (uint64_t)n;
-    c->last_io_ms = c->sh->now_ms;
+    if (c->last_io_ms != c->sh->now_ms) {
+        c->last_io_ms = c->sh->now_ms;
+        c->sh->readers_now++;
+    }
     if ((int64_t)c->qbuf.len > cfg_get(client_query_buffer_limit)) {
         log_msg(LOG_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s qbuf=%zu",
                 (unsigned long long)c->s.id, c->addr, c->qbuf.len);

@@ -47,6 +47,8 @@ typedef struct shard {
 
     uint64_t rnd;
     int64_t now_ms;      /* cached at each loop turn */
+    int turn_events, nap_found;
+    int readers_now, readers_prev; /* connections read in this and the previous millisecond */
     uint32_t lru_clock;
 
     /* statistics (owned by this thread; read under a lock or approximately) */

@@ -583,9 +583,10 @@ def test_bgrewriteaof_new_base_and_restart(spawn, target):
 
 
 def test_writes_during_rewrite_are_kept(spawn, target):
-    s = spawn(*LIVE, "--rdb-key-save-delay", "200")
+    s = spawn(*LIVE, "--rdb-key-save-delay", "500")
     c = s.new_client()
-    c.mset({"k%d" % i: "old" for i in range(2000)})  # about 0.4 s of rewriting
+    # about 1 s of rewriting: raw_exchange alone waits 0.5 s for silence
+    c.mset({"k%d" % i: "old" for i in range(2000)})
     assert raw_exchange(s, b"BGREWRITEAOF\r\n") == b"+Background append only file rewriting started\r\n"
     assert c.info("persistence")["aof_rewrite_in_progress"] == 1
     with pytest.raises(redis.ResponseError, match="rewriting already in progress"):
@@ -604,9 +605,9 @@ def test_writes_during_rewrite_are_kept(spawn, target):
 
 
 def test_rewrite_and_bgsave_schedule_each_other(spawn, target):
-    s = spawn(*LIVE, "--rdb-key-save-delay", "100")
+    s = spawn(*LIVE, "--rdb-key-save-delay", "300")
     c = s.new_client()
-    c.mset({"k%d" % i: "v" for i in range(3000)})
+    c.mset({"k%d" % i: "v" for i in range(3000)})  # ~0.9 s per save: outlasts raw_exchange's 0.5 s
     assert c.execute_command("BGSAVE") is True
     assert raw_exchange(s, b"BGREWRITEAOF\r\n") == b"+Background append only file rewriting scheduled\r\n"
     info = wait_rewrite(c)
