@@ -47,7 +47,7 @@ typedef struct shard {
 
     uint64_t rnd;
     int64_t now_ms;      /* cached at each loop turn */
-    int turn_events, nap_found;
+    int turn_events, nap_backoff; /* wake-up coalescing (shard.c) */
     int readers_now, readers_prev; /* connections read in this and the previous millisecond */
     uint32_t lru_clock;
 
