@@ -400,10 +400,10 @@ uint64_t smap_scan(smap *m, uint64_t v, void (*fn)(void *ud, smap_elem *e), void
 static smap_elem *random_chain(smap *m, uint64_t (*rnd)(void)) {
     for (int tries = 0;; tries++) {
         smap_elem *head;
-        if (rehashing(m)) {
-            uint64_t n0 = m->mask[0] + 1, n1 = m->mask[1] + 1;
-            uint64_t r = rnd() % (n0 + n1);
-            head = r < n0 ? m->b[0][r] : m->b[1][r - n0];
+        if (rehashing(m)) { /* b[0] below rehash_idx has moved: empty */
+            uint64_t live0 = m->mask[0] + 1 - (uint64_t)m->rehash_idx, n1 = m->mask[1] + 1;
+            uint64_t r = rnd() % (live0 + n1);
+            head = r < live0 ? m->b[0][(uint64_t)m->rehash_idx + r] : m->b[1][r - live0];
         } else {
             head = m->b[0][rnd() & m->mask[0]];
         }
