@@ -184,9 +184,10 @@ static int check_save(const char *v, char *err, size_t el) {
 }
 
 /* cpu-affinity: CPU numbers separated by commas or spaces (shard i runs
- * on the i-th, wrapping around). */
+ * on the i-th, wrapping around). No more than one per possible shard. */
 static int check_cpus(const char *v, char *err, size_t el) {
     const char *p = v;
+    int count = 0;
     while (*p) {
         if (*p == ',' || *p == ' ') {
             p++;
@@ -198,6 +199,10 @@ static int check_cpus(const char *v, char *err, size_t el) {
         long long cpu;
         if (q == p || !str2ll(p, (size_t)(q - p), &cpu) || cpu >= 1024 || (*q && *q != ',' && *q != ' ')) {
             snprintf(err, el, "argument must be a list of CPU numbers (0-1023) separated by commas");
+            return -1;
+        }
+        if (++count > 64) {
+            snprintf(err, el, "argument lists more than 64 CPUs (the most threads there can be)");
             return -1;
         }
         p = q;
@@ -230,8 +235,30 @@ static int set_int(int i, const char *v, char *err, size_t el) {
     return 0;
 }
 
-static int set_str(int i, const char *v, char *err, size_t el) {
+/* A several-word value with single spaces between its words, as CONFIG
+ * GET shows it and CONFIG REWRITE writes it back: `"a  b" ""` and `a b`
+ * are one value. Returns a copy the caller frees. */
+static char *squeeze_spaces(const char *v) {
+    char *out = strdup(v), *o = out;
+    for (const char *p = v; *p; p++)
+        if (*p != ' ' || (o > out && p[1] && p[1] != ' ')) *o++ = *p;
+    *o = 0;
+    return out;
+}
+
+/* bind: at most 16 addresses, as Redis. */
+static int check_bind(const char *v, char *err, size_t el) {
+    int words = *v != 0;
+    for (const char *p = v; *p; p++)
+        words += *p == ' ';
+    if (words <= 16) return 0;
+    snprintf(err, el, "Too many bind addresses specified.");
+    return -1;
+}
+
+static int store_str(int i, const char *v, char *err, size_t el) {
     cfg_row *r = &rows[i];
+    if (row_is(i, "bind") && check_bind(v, err, el) < 0) return -1;
     if (row_is(i, "save") && check_save(v, err, el) < 0) return -1;
     if (row_is(i, "cpu-affinity") && check_cpus(v, err, el) < 0) return -1;
     if ((row_is(i, "appendfilename") || row_is(i, "appenddirname")) && (strchr(v, '/') || strchr(v, '\\'))) {
@@ -254,6 +281,14 @@ static int set_str(int i, const char *v, char *err, size_t el) {
     free(*r->sval);
     *r->sval = strdup(v);
     return 0;
+}
+
+static int set_str(int i, const char *raw, char *err, size_t el) {
+    char *words = multi_word(i) ? squeeze_spaces(raw) : NULL;
+    const char *v = words ? words : raw;
+    int rc = store_str(i, v, err, el);
+    free(words);
+    return rc;
 }
 
 /* Sets row i from text; 0 ok, else -1 with Redis's reason in err. */

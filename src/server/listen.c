@@ -12,7 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-static int fds[8], nfds;
+static int fds[17], nfds; /* 16 bind addresses (config.c's limit) and a unix socket */
 
 static int open_tcp(const char *addr, int port, char *err, size_t el) {
     int optional = addr[0] == '-';
@@ -51,7 +51,7 @@ int listen_open_all(char *err, size_t el) {
     if (cfg.port_i > 0) {
         char *copy = strdup(cfg.bind_s ? cfg.bind_s : "127.0.0.1"), *save = NULL;
         for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-            if (nfds >= 7 || open_tcp(t, (int)cfg.port_i, err, el) < 0) {
+            if (nfds >= 16 || open_tcp(t, (int)cfg.port_i, err, el) < 0) {
                 free(copy);
                 return -1;
             }

@@ -78,6 +78,15 @@ class ConfServer(Server):
         return [a[0], self.conf] + a[1:]
 
 
+class FileBindServer(ConfServer):
+    """A ConfServer that leaves `bind` to its config file."""
+
+    def argv(self):
+        a = super().argv()
+        k = a.index("--bind")
+        return a[:k] + a[k + 2:]
+
+
 @pytest.fixture
 def start_conf(target):
     started = []
@@ -253,6 +262,29 @@ def test_config_rewrite(target, tmp_path, start_conf):
     c.close()
 
 
+def test_config_rewrite_bind(target, tmp_path, start_conf):
+    # several bind addresses are written back as several words, and load again
+    conf = tmp_path / "server.conf"
+    conf.write_text("maxclients 100\n")
+    s = start_conf(conf, "--bind", "127.0.0.1", "-::1")  # after the harness's own --bind
+    c = s.new_client()
+    c.response_callbacks.clear()
+    assert cget(c, "bind") == {"bind": "127.0.0.1 -::1"}
+    assert c.execute_command("CONFIG", "REWRITE") == b"OK"
+    c.close()
+    assert "bind 127.0.0.1 -::1" in conf.read_text().splitlines()
+    s.stop()
+    s2 = FileBindServer(target, str(conf))  # the file's bind, not the harness's
+    s2.start()
+    try:
+        c = s2.new_client()
+        c.response_callbacks.clear()
+        assert cget(c, "bind") == {"bind": "127.0.0.1 -::1"}
+        c.close()
+    finally:
+        s2.stop()
+
+
 # ---- startup: file, arguments, errors ----
 
 def test_startup_args(spawn, target):
@@ -300,7 +332,8 @@ def test_startup_bad_values_more(target, tmp_path):
                                  "notice, warning"),
              ("appendonly maybe\n", "'appendonly maybe'\nargument must be 'yes' or 'no'"),
              ('logfile "abc\n', "Unbalanced quotes in configuration line"),
-             ("databases 0\n", "'databases 0'\nargument must be between 1 and ")]
+             ("databases 0\n", "'databases 0'\nargument must be between 1 and "),
+             ("bind" + " 127.0.0.1" * 17 + "\n", "\nToo many bind addresses specified.")]
     for text, want in cases:
         conf = tmp_path / "bad.conf"
         conf.write_text("port 0\n" + text)
