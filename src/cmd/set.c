@@ -879,7 +879,7 @@ static void sintercard_cmd(cmd_ctx *c) {
         return;
     }
     long long limit = 0;
-    for (int i = 2 + (int)n; i < c->argc; i++) {
+    for (int i = 2 + (int)n; i < c->argc; i += 2) {
         if (!arg_is(c, i, "limit") || i + 1 >= c->argc) {
             reply_status(c, ST_SYNTAX);
             return;
@@ -888,7 +888,6 @@ static void sintercard_cmd(cmd_ctx *c) {
             reply_error(c, "ERR LIMIT can't be negative");
             return;
         }
-        i++;
     }
     inter_generic(c, 2, (int)n, OUT_CARD, 0, limit);
 }
