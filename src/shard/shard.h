@@ -48,6 +48,8 @@ typedef struct shard {
     uint64_t rnd;
     int64_t now_ms;      /* cached at each loop turn */
     int turn_events, nap_backoff; /* wake-up coalescing (shard.c) */
+    int polls;                    /* pinned to a CPU of its own: may busy-poll (shard.c) */
+    int64_t poll_off_until;       /* no busy polling before this ms */
     int readers_now, readers_prev; /* connections read in this and the previous millisecond */
     uint32_t lru_clock;
 
