@@ -422,11 +422,15 @@ static void accept_on(shard *s, int li) {
 #define NAP_BACKOFF 8
 #define MAX_EVENTS 256
 
+/* Connections read in this or the last millisecond, whichever is more. */
+static int recent_readers(const shard *s) {
+    return s->readers_now > s->readers_prev ? s->readers_now : s->readers_prev;
+}
+
 static int nap_wanted(shard *s) {
     if (s->turn_events <= 0 || s->turn_events >= NAP_TURN_MAX) return 0;
     if (nshards > 1 && !inbox_empty(s)) return 0;
-    int r = s->readers_now > s->readers_prev ? s->readers_now : s->readers_prev;
-    if (r < NAP_READERS) return 0;
+    if (recent_readers(s) < NAP_READERS) return 0;
     if (s->nap_backoff > 0) {
         s->nap_backoff--;
         return 0;
@@ -468,8 +472,7 @@ static inline void cpu_relax(void) {
 
 static int poll_wanted(shard *s) {
     if (!s->polls || s->turn_events <= 0 || s->now_ms < s->poll_off_until) return 0;
-    int r = s->readers_now > s->readers_prev ? s->readers_now : s->readers_prev;
-    return r >= POLL_READERS;
+    return recent_readers(s) >= POLL_READERS;
 }
 
 /* Events the poll found; 0 when it gave up or a peer's message came. */
@@ -490,7 +493,7 @@ static int poll_events(shard *s, struct epoll_event *evs) {
     }
 }
 
-/* Wait for events (after a nap, when wanted). With peers the shard first
+/* Wait for events, after a nap or a poll when wanted. With peers the shard first
  * says it sleeps, so that a sender rings its doorbell (shard_send); a
  * message already in a ring cancels the sleep. */
 static int wait_events(shard *s, struct epoll_event *evs, int timeout) {
