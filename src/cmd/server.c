@@ -25,10 +25,12 @@
 
 /* ---- CONFIG ---- */
 
-/* Marks the directives that CONFIG GET's argument a selects in from[]
- * (-1: not selected, else the argument index). A name without glob
- * characters is looked up directly, and the reply shows it as given (as
- * Redis does); a glob shows the directive's own name (from = 0). */
+/* Marks the names (directives and aliases, config.h) that CONFIG GET's
+ * argument a selects in from[] (-1: not selected, else the argument
+ * index). A name without glob characters is looked up directly, and the
+ * reply shows it as given (as Redis does); a glob shows the name itself
+ * (from = 0) and passes over hidden directives. A name selected once is
+ * not selected again, whatever the case of the later argument. */
 static void config_match(cmd_ctx *c, int a, int *from) {
     const char *pat = c->argv[a];
     size_t plen = c->argl[a];
@@ -43,7 +45,7 @@ static void config_match(cmd_ctx *c, int a, int *from) {
     }
     for (int i = 0; i < config_count(); i++) {
         const char *name = config_name(i);
-        if (from[i] < 0 && glob_match(pat, plen, name, strlen(name), 1)) from[i] = 0;
+        if (from[i] < 0 && !config_hidden(i) && glob_match(pat, plen, name, strlen(name), 1)) from[i] = 0;
     }
 }
 
@@ -73,16 +75,15 @@ static void config_get_cmd(cmd_ctx *c) {
     zfree(from);
 }
 
-/* AOF: appendonly took effect on the AOF (on or off). On failure it goes
- * back to "no" and err has Redis's text. Every shard is held here. */
-static int config_apply_appendonly(char *err, size_t errlen) {
+/* CONFIG SET appendonly: the AOF goes on or off (config.c calls this,
+ * every shard held, when the value changed; on failure it puts the old
+ * value back). */
+static int apply_appendonly(char *err, size_t errlen) {
     if (!cfg_get(appendonly)) {
         aof_disable();
         return 0;
     }
-    if (aof_enable(err, errlen) == 0) return 0;
-    cfg.appendonly_i = 0;
-    return -1;
+    return aof_enable(err, errlen);
 }
 
 /* CONFIG SET parameter value [parameter value ...] */
@@ -99,8 +100,6 @@ static void config_set_cmd(cmd_ctx *c) {
     }
     char err[512];
     if (config_set_many(n, (const char *const *)names, (const char *const *)values, err, sizeof err) < 0)
-        reply_error(c, err);
-    else if (config_apply_appendonly(err, sizeof err) < 0)
         reply_error(c, err);
     else
         reply_ok(c);
@@ -345,6 +344,7 @@ static const command rows[] = {
 
 void server_register(void) {
     cmd_register(rows, (int)(sizeof rows / sizeof rows[0]));
+    config_on_apply("appendonly", apply_appendonly);
     info_register();
     command_register();
 }

@@ -72,7 +72,7 @@ int aof_startup(int threads);
 /* CONFIG SET appendonly yes at run time (the caller holds every shard):
  * writes a new base with the current data (synchronous RDB save), opens a
  * new incr file, persists the manifest, removes the old files. -1 with
- * Redis's CONFIG SET error text in err. */
+ * Redis's reason ("Unable to turn on AOF. ...") in err. */
 int aof_enable(char *err, size_t errlen);
 /* BGREWRITEAOF (the caller holds shards ids[0..n), all of them): opens a
  * new incr file that takes every write from this point, lists it in the

@@ -245,9 +245,7 @@ int aof_enable(char *err, size_t errlen) {
         buf_free(&path);
         log_msg(LOG_WARNING, "Redis needs to enable the AOF but can't write its files. Check the above logs for "
                              "more info about the error.");
-        snprintf(err, errlen,
-                 "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check "
-                 "server logs.");
+        snprintf(err, errlen, "Unable to turn on AOF. Check server logs.");
     }
     buf_free(&name);
     aof_manifest_free(&old);

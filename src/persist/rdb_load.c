@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -146,6 +147,14 @@ static uint32_t idle_clock(int64_t now, uint64_t idle) {
     return (uint32_t)((clock + LRU_CLOCK_MAX + 1 - idle) & LRU_CLOCK_MAX);
 }
 
+/* key-load-delay, a testing aid as Redis's: microseconds slept per key
+ * its owner builds; a negative -n sleeps 1 µs for one key in n. */
+static void key_load_delay(void) {
+    int64_t d = cfg_get(key_load_delay);
+    if (d < 0) d = rand() % -d == 0;
+    if (d > 0) usleep((useconds_t)d);
+}
+
 static int add_key(loader *l, int type, int64_t expire, int64_t idle) {
     rdb_str key;
     int st = rdb_get_str(&l->in, &key);
@@ -156,6 +165,7 @@ static int add_key(loader *l, int type, int64_t expire, int64_t idle) {
         st = rdb_skip_value(&l->in, type);
         return st ? fail(l, st, "value") : RDB_OK;
     }
+    key_load_delay();
     entry *e = NULL;
     st = rdb_read_entry(&l->in, type, key.s, key.len, expire, &e);
     if (st == RDB_EEMPTY) {

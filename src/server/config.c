@@ -45,14 +45,60 @@ static cfg_row rows[] = {
 
 /* Each directive's value right after config_defaults(), for REWRITE. */
 static char *defaults[NROWS];
+/* The apply hook of each row (config_on_apply), or NULL. */
+static config_apply_fn applies[NROWS];
 
-int config_count(void) { return NROWS; }
-const char *config_name(int i) { return rows[i].name; }
+/* Redis 7.0's other names of directives (its `alias` column): what Redis 6
+ * called a ziplist is a listpack in 7.0. The replica-* directives' slave-*
+ * forms come with replication, which shoal does not have. */
+static const struct {
+    const char *alias, *name;
+} aliases[] = {
+    {"hash-max-ziplist-entries", "hash-max-listpack-entries"},
+    {"hash-max-ziplist-value", "hash-max-listpack-value"},
+    {"zset-max-ziplist-entries", "zset-max-listpack-entries"},
+    {"zset-max-ziplist-value", "zset-max-listpack-value"},
+    {"list-max-ziplist-size", "list-max-listpack-size"},
+};
+#define NALIASES ((int)(sizeof aliases / sizeof aliases[0]))
 
-int config_find(const char *name) {
+/* Directives Redis 7.0 still reads from a config file (with one value) and
+ * ignores, as it does: they lost their meaning in earlier versions. CONFIG
+ * SET and GET do not know them, and CONFIG REWRITE comments them out. */
+static const char *const deprecated[] = {"list-max-ziplist-entries", "list-max-ziplist-value",
+                                         "lua-replicate-commands"};
+
+static int find_row(const char *name) {
     for (int i = 0; i < NROWS; i++)
         if (!strcasecmp(rows[i].name, name)) return i;
     return -1;
+}
+
+static void row_value(int i, buf *out);
+
+/* The row of name id. */
+static int row_of(int id) { return id < NROWS ? id : find_row(aliases[id - NROWS].name); }
+
+int config_count(void) { return NROWS + NALIASES; }
+const char *config_name(int id) { return id < NROWS ? rows[id].name : aliases[id - NROWS].alias; }
+int config_hidden(int id) { return (rows[row_of(id)].mut & CFG_HIDDEN) != 0; }
+
+int config_find(const char *name) {
+    int i = find_row(name);
+    for (int k = 0; i < 0 && k < NALIASES; k++)
+        if (!strcasecmp(aliases[k].alias, name)) i = NROWS + k;
+    return i;
+}
+
+static int is_deprecated(const char *name) {
+    for (size_t k = 0; k < sizeof deprecated / sizeof deprecated[0]; k++)
+        if (!strcasecmp(deprecated[k], name)) return 1;
+    return 0;
+}
+
+void config_on_apply(const char *name, config_apply_fn fn) {
+    int i = find_row(name);
+    if (i >= 0) applies[i] = fn;
 }
 
 static int row_is(int i, const char *name) { return !strcmp(rows[i].name, name); }
@@ -169,14 +215,14 @@ static int parse_obuf(const char *v, int64_t lim[3][3], char *err, size_t el) {
     return why ? -1 : 0;
 }
 
-/* save: "" or pairs of "<seconds> <changes>". */
+/* save: "" or pairs of "<seconds> <changes>", seconds at least 1. */
 static int check_save(const char *v, char *err, size_t el) {
     char *copy, *tok[128];
     int n = split_words(v, &copy, tok, 128);
     int ok = n >= 0 && n % 2 == 0;
     for (int i = 0; ok && i < n; i++) {
         long long x;
-        ok = str2ll(tok[i], strlen(tok[i]), &x) && x >= 0;
+        ok = str2ll(tok[i], strlen(tok[i]), &x) && x >= (i % 2 ? 0 : 1);
     }
     free(copy);
     if (!ok) snprintf(err, el, "Invalid save parameters");
@@ -261,9 +307,11 @@ static int store_str(int i, const char *v, char *err, size_t el) {
     if (row_is(i, "bind") && check_bind(v, err, el) < 0) return -1;
     if (row_is(i, "save") && check_save(v, err, el) < 0) return -1;
     if (row_is(i, "cpu-affinity") && check_cpus(v, err, el) < 0) return -1;
-    if ((row_is(i, "appendfilename") || row_is(i, "appenddirname")) && (strchr(v, '/') || strchr(v, '\\'))) {
-        snprintf(err, el, row_is(i, "appendfilename") ? "appendfilename can't be a path, just a filename"
-                                                      : "appenddirname can't be a path, just a dirname");
+    if ((row_is(i, "appendfilename") || row_is(i, "appenddirname") || row_is(i, "dbfilename")) &&
+        (strchr(v, '/') || strchr(v, '\\'))) {
+        snprintf(err, el, row_is(i, "appenddirname") ? "appenddirname can't be a path, just a dirname"
+                          : row_is(i, "dbfilename")  ? "dbfilename can't be a path, just a filename"
+                                                     : "appendfilename can't be a path, just a filename");
         return -1;
     }
     if (row_is(i, "maxmemory-policy")) {
@@ -361,7 +409,7 @@ void config_defaults(void) {
     buf v = {0};
     for (int i = 0; i < NROWS; i++) {
         v.len = 0;
-        config_value(i, &v);
+        row_value(i, &v);
         buf_addc(&v, 0);
         free(defaults[i]);
         defaults[i] = strdup(v.p);
@@ -376,6 +424,22 @@ static int fatal(char *err, size_t el, int line, const char *text, const char *w
              "\n*** FATAL CONFIG FILE ERROR (shoal) ***\nReading the configuration file, at line %d\n>>> '%s'\n%s",
              line, text, why);
     return -1;
+}
+
+/* `save` lines seen by this config_load: the first replaces the default
+ * rules, later ones add theirs, and `save ""` clears them (as Redis). */
+static int save_lines;
+
+/* The value a `save` line leaves: v (its arguments joined), added to the
+ * rules earlier lines gave. Returns a copy the caller frees. */
+static char *save_value(int i, int nargs, const char *v) {
+    int first = save_lines++ == 0;
+    if (nargs == 1 && !*v) return strdup(""); /* save "" */
+    if (first) return strdup(v);
+    const char *old = *rows[i].sval ? *rows[i].sval : "";
+    char *out = malloc(strlen(old) + strlen(v) + 2);
+    sprintf(out, "%s%s%s", old, *old && *v ? " " : "", v);
+    return out;
 }
 
 /* One directive line: name + args. */
@@ -397,11 +461,17 @@ static int apply_line(const char *line, int lineno, char *err, size_t el) {
     }
     char name[128];
     snprintf(name, sizeof name, "%.*s", (int)len[0], tmp.p + off[0]);
-    int i = len[0] < sizeof name ? config_find(name) : -1;
-    if (i < 0 || argc == 256) {
+    int known = len[0] < sizeof name;
+    if (known && argc == 2 && is_deprecated(name)) {
+        buf_free(&tmp);
+        return 0;
+    }
+    int id = known ? config_find(name) : -1;
+    if (id < 0 || argc == 256) {
         buf_free(&tmp);
         return fatal(err, el, lineno, line, "Bad directive or wrong number of arguments");
     }
+    int i = row_of(id);
     buf v = {0};
     for (int a = 1; a < argc; a++) {
         if (a > 1) buf_addc(&v, ' ');
@@ -416,6 +486,10 @@ static int apply_line(const char *line, int lineno, char *err, size_t el) {
     } else if (rows[i].type == CT_SPECIAL) {
         /* client-output-buffer-limit lines set one class at a time */
         if (parse_obuf(v.p, cfg.obuf_limits, why, sizeof why) < 0) rc = fatal(err, el, lineno, line, why);
+    } else if (row_is(i, "save")) {
+        char *all = save_value(i, argc - 1, v.p);
+        if (set_row(i, all, why, sizeof why) < 0) rc = fatal(err, el, lineno, line, why);
+        free(all);
     } else if (set_row(i, v.p, why, sizeof why) < 0) {
         rc = fatal(err, el, lineno, line, why);
     }
@@ -465,6 +539,7 @@ static void add_quoted(buf *o, const char *s, size_t n) {
 
 int config_load(int argc, char **argv, char *err, size_t el) {
     int a = 1;
+    save_lines = 0;
     if (a < argc && strncmp(argv[a], "--", 2) != 0 && load_file(argv[a++], err, el) < 0) return -1;
     /* --name v1 v2 --other v: each becomes a line, as redis-server does. */
     buf line = {0};
@@ -490,7 +565,7 @@ int config_load(int argc, char **argv, char *err, size_t el) {
 
 /* ---- CONFIG GET / SET ---- */
 
-void config_value(int i, buf *out) {
+static void row_value(int i, buf *out) {
     cfg_row *r = &rows[i];
     switch (r->type) {
     case CT_INT:
@@ -525,13 +600,35 @@ void config_value(int i, buf *out) {
     }
 }
 
-/* Whether CONFIG SET may change row i; else writes why. */
-static int settable(int i, const char *given, char *err, size_t el) {
+void config_value(int id, buf *out) { row_value(row_of(id), out); }
+
+/* 1 when setting row i to v would leave the value it has. Only for rows
+ * whose set_row has no side effect beyond the value (CFG_FIXED ones). */
+static int same_value(int i, const char *v) {
+    buf old = {0}, now = {0};
+    char why[256];
+    row_value(i, &old);
+    buf_addc(&old, 0);
+    int same = 0;
+    if (set_row(i, v, why, sizeof why) == 0) {
+        row_value(i, &now);
+        buf_addc(&now, 0);
+        same = !strcmp(old.p, now.p);
+        set_row(i, old.p, why, sizeof why);
+    }
+    buf_free(&old);
+    buf_free(&now);
+    return same;
+}
+
+/* Whether CONFIG SET may set row i to v; else writes Redis's error. */
+static int settable(int i, const char *given, const char *v, char *err, size_t el) {
     const char *why = NULL;
-    if (rows[i].mut == CFG_IMMUTABLE) why = "can't set immutable config";
+    int who = rows[i].mut & 3;
+    if (who == CFG_IMMUTABLE && !((rows[i].mut & CFG_FIXED) && same_value(i, v))) why = "can't set immutable config";
     /* "local" is treated as "yes": every shoal client may be remote or not,
      * and config.c does not see the connection. */
-    else if (rows[i].mut == CFG_PROTECTED && cfg_get(enable_protected_configs) == CFG_ALLOW_NO)
+    else if (who == CFG_PROTECTED && cfg_get(enable_protected_configs) == CFG_ALLOW_NO)
         why = "can't set protected config";
     if (!why) return 1;
     snprintf(err, el, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", given, why);
@@ -542,45 +639,102 @@ int config_set(const char *name, const char *value, char *err, size_t el) {
     return config_set_many(1, &name, &value, err, el);
 }
 
-int config_set_many(int n, const char *const *names, const char *const *values, char *err, size_t el) {
-    int *idx = zmalloc(sizeof(int) * (size_t)n);
-    int rc = 0;
-    for (int k = 0; k < n && rc == 0; k++) {
-        idx[k] = config_find(names[k]);
-        if (idx[k] < 0) {
+/* Phase one of config_set_many: every name known, settable, and not
+ * given twice (an alias and its directive are two names, as in Redis).
+ * The first error wins; 0 ok, else -1 with err written. */
+static int check_names(int n, const char *const *names, const char *const *values, int *id, char *err, size_t el) {
+    for (int k = 0; k < n; k++) {
+        id[k] = config_find(names[k]);
+        if (id[k] < 0) {
             snprintf(err, el, "ERR Unknown option or number of arguments for CONFIG SET - '%s'", names[k]);
-            rc = -1;
-        } else if (!settable(idx[k], names[k], err, el)) {
-            rc = -1;
+            return -1;
         }
-        for (int j = 0; j < k && rc == 0; j++)
-            if (idx[j] == idx[k]) {
+        if (!settable(row_of(id[k]), names[k], values[k], err, el)) return -1;
+        for (int j = 0; j < k; j++)
+            if (id[j] == id[k]) {
                 snprintf(err, el, "ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter",
                          names[k]);
-                rc = -1;
+                return -1;
             }
     }
-    /* Apply in order; on a failure put back what was already changed. */
-    buf *old = rc == 0 ? zcalloc(sizeof(buf) * (size_t)n) : NULL;
-    int done = 0;
-    for (; rc == 0 && done < n; done++) {
-        char why[256];
-        config_value(idx[done], &old[done]);
-        buf_addc(&old[done], 0);
-        if (set_row(idx[done], values[done], why, sizeof why) < 0) {
-            snprintf(err, el, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", names[done], why);
-            rc = -1;
-            break;
+    return 0;
+}
+
+/* Puts rows of id[0..n-1] back to their old values. */
+static void restore(int n, const int *id, const buf *old) {
+    char why[256];
+    for (int k = n - 1; k >= 0; k--)
+        if (set_row(row_of(id[k]), old[k].p, why, sizeof why) < 0)
+            log_msg(LOG_WARNING, "Failed restoring failed CONFIG SET command. Error setting %s to '%s': %s",
+                    config_name(id[k]), old[k].p, why);
+}
+
+/* Runs the distinct apply hooks of the pairs that changed, in order; -1
+ * with err written (naming the pair) when one fails. */
+static int run_applies(int n, const int *id, const char *changed, char *err, size_t el) {
+    for (int k = 0; k < n; k++) {
+        config_apply_fn fn = changed[k] ? applies[row_of(id[k])] : NULL;
+        int dup = 0;
+        for (int j = 0; fn && j < k; j++)
+            dup |= changed[j] && applies[row_of(id[j])] == fn;
+        if (!fn || dup) continue;
+        char why[256] = "";
+        if (fn(why, sizeof why) < 0) {
+            snprintf(err, el, "ERR CONFIG SET failed (possibly related to argument '%s')%s%s", config_name(id[k]),
+                     *why ? " - " : "", why);
+            return -1;
         }
     }
-    for (int k = done - 1; rc < 0 && k >= 0; k--) {
-        char why[256];
-        set_row(idx[k], old[k].p, why, sizeof why);
+    return 0;
+}
+
+int config_set_many(int n, const char *const *names, const char *const *values, char *err, size_t el) {
+    int *id = zmalloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (check_names(n, names, values, id, err, el) < 0) {
+        zfree(id);
+        return -1;
     }
-    for (int k = 0; old && k < n; k++)
+    buf *old = zcalloc(sizeof(buf) * (size_t)(n ? n : 1));
+    char *changed = zcalloc((size_t)(n ? n : 1));
+    int rc = 0;
+    for (int k = 0; k < n && rc == 0; k++) {
+        char why[256];
+        int i = row_of(id[k]);
+        row_value(i, &old[k]);
+        buf_addc(&old[k], 0);
+        if (set_row(i, values[k], why, sizeof why) < 0) {
+            snprintf(err, el, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", config_name(id[k]),
+                     why);
+            restore(k + 1, id, old);
+            rc = -1;
+        }
+    }
+    /* A directive named twice (by an alias and its name) changed when its
+     * last value differs from the first old one. */
+    for (int k = 0; k < n && rc == 0; k++) {
+        buf now = {0};
+        row_value(row_of(id[k]), &now);
+        buf_addc(&now, 0);
+        for (int j = 0; j < n; j++)
+            if (row_of(id[j]) == row_of(id[k])) {
+                changed[k] = strcmp(now.p, old[j].p) != 0;
+                break;
+            }
+        buf_free(&now);
+    }
+    if (rc == 0 && run_applies(n, id, changed, err, el) < 0) {
+        log_msg(LOG_WARNING, "Failed applying new configuration. Restoring previous settings.");
+        restore(n, id, old);
+        char ignored[512];
+        if (run_applies(n, id, changed, ignored, sizeof ignored) < 0)
+            log_msg(LOG_WARNING, "Failed applying restored failed CONFIG SET command: %s", ignored);
+        rc = -1;
+    }
+    for (int k = 0; k < n; k++)
         buf_free(&old[k]);
     zfree(old);
-    zfree(idx);
+    zfree(changed);
+    zfree(id);
     return rc;
 }
 
@@ -605,7 +759,7 @@ static void add_word(buf *o, const char *s, size_t n) {
 /* "name value\n" so that apply_line reads the same value back. */
 static void add_directive(buf *o, int i) {
     buf v = {0};
-    config_value(i, &v);
+    row_value(i, &v);
     buf_adds(o, rows[i].name);
     buf_addc(o, ' ');
     if (multi_word(i) && v.len) {
@@ -627,18 +781,22 @@ static void add_directive(buf *o, int i) {
 
 static const char rewrite_mark[] = "# Generated by CONFIG REWRITE";
 
-/* Directive index of a line, -1 for anything else (kept as it is), -2 for
- * a previous rewrite marker (dropped). */
+/* The row a line sets (by a directive's name or an alias); -1 for a
+ * comment or blank line (kept as it is), -2 for a previous rewrite marker
+ * (dropped), -3 for any other line: a deprecated directive, or one that no
+ * longer parses. Redis keeps those as comments ("# ??? line"). */
 static int line_directive(const char *line, size_t n) {
     if (n >= sizeof rewrite_mark - 1 && !memcmp(line, rewrite_mark, sizeof rewrite_mark - 1)) return -2;
+    if (n == 0 || line[0] == '#') return -1;
     buf tmp = {0};
     size_t off[2], len[2];
     int argc = resp_split_line(line, n, &tmp, off, len, 2);
-    int i = -1;
-    if (argc > 0 && tmp.p[off[0]] != '#' && len[0] < 128) {
+    int i = argc == 0 ? -1 : -3;
+    if (argc > 0 && len[0] < 128) {
         char name[128];
         snprintf(name, sizeof name, "%.*s", (int)len[0], tmp.p + off[0]);
-        i = config_find(name);
+        int id = config_find(name);
+        if (id >= 0) i = row_of(id);
     }
     buf_free(&tmp);
     return i;
@@ -659,7 +817,8 @@ static void rewrite_text(FILE *old, buf *o) {
         while (n && (t[n - 1] == ' ' || t[n - 1] == '\t'))
             t[--n] = 0;
         int i = line_directive(t, (size_t)n);
-        if (i == -1) {
+        if (i == -1 || i == -3) {
+            buf_adds(o, i == -3 ? "# ??? " : "");
             buf_add(o, t, (size_t)n);
             buf_addc(o, '\n');
         } else if (i >= 0 && !seen[i]) {
@@ -673,7 +832,7 @@ static void rewrite_text(FILE *old, buf *o) {
     for (int i = 0; i < NROWS; i++) {
         if (seen[i]) continue;
         v.len = 0;
-        config_value(i, &v);
+        row_value(i, &v);
         buf_addc(&v, 0);
         if (!row_is(i, "dir") && defaults[i] && !strcmp(v.p, defaults[i])) continue;
         if (!marked++) buf_printf(o, "%s\n", rewrite_mark);

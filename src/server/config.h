@@ -4,7 +4,13 @@
  * and `--directive value` arguments, CONFIG GET/SET and CONFIG REWRITE. The
  * values are written by the main thread at startup, and later only by
  * CONFIG SET running under a lock of every shard; hot-path readers load
- * integers with relaxed atomics (cfg_get). */
+ * integers with relaxed atomics (cfg_get).
+ *
+ * A directive may have other names, Redis's aliases (config.c lists them:
+ * hash-max-ziplist-entries for hash-max-listpack-entries, ...). The
+ * functions below number *names*: 0 .. config_count()-1 are the rows' own
+ * names and then the aliases, each alias a name of its own (CONFIG GET
+ * shows it as such, and an error names it), with its row's value. */
 #ifndef SHOAL_CONFIG_H
 #define SHOAL_CONFIG_H
 #include "lib/buf.h"
@@ -13,21 +19,29 @@
 enum { CT_INT, CT_MEM, CT_BOOL, CT_STR, CT_ENUM, CT_SPECIAL };
 /* hugepages options, in the order config.c lists them. */
 enum { HUGEPAGES_NEVER = 0, HUGEPAGES_MADVISE = 1, HUGEPAGES_ALWAYS = 2 };
-/* Who may change a directive at run time (the last column). */
-enum { CFG_IMMUTABLE = 0, CFG_MUTABLE = 1, CFG_PROTECTED = 2 /* only with enable-protected-configs */ };
+/* The last column: who may change a directive at run time (one of the
+ * first three), plus flags. */
+enum {
+    CFG_IMMUTABLE = 0,
+    CFG_MUTABLE = 1,
+    CFG_PROTECTED = 2, /* mutable only with enable-protected-configs */
+    CFG_HIDDEN = 4,    /* CONFIG GET shows it for its exact name only, never for a pattern (Redis's HIDDEN_CONFIG) */
+    CFG_FIXED = 8,     /* immutable here though Redis can change it (port, bind) or shoal's own (threads):
+                        * CONFIG SET of the value it has is OK and does nothing, another one is refused */
+};
 
 /* X(name, field, type, default, min, max, mutability). CT_ENUM rows store
  * the index of their option (config.c lists the options); CT_STR rows may
  * have a checker in config.c (save, maxmemory-policy, cpu-affinity). */
 #define CONFIG_TABLE(X)                                                                                                \
-    X("port", port, CT_INT, "6379", 0, 65535, 0)                                                                       \
-    X("bind", bind, CT_STR, "127.0.0.1", 0, 0, 0)                                                                      \
+    X("port", port, CT_INT, "6379", 0, 65535, CFG_FIXED)                                                               \
+    X("bind", bind, CT_STR, "127.0.0.1", 0, 0, CFG_FIXED)                                                              \
     X("unixsocket", unixsocket, CT_STR, "", 0, 0, 0)                                                                   \
     X("unixsocketperm", unixsocketperm, CT_INT, "0", 0, 0777, 0)                                                       \
     X("maxclients", maxclients, CT_INT, "10000", 1, 4294967295LL, 1)                                                   \
     X("timeout", timeout, CT_INT, "0", 0, 2147483647, 1)                                                               \
     X("tcp-keepalive", tcp_keepalive, CT_INT, "300", 0, 2147483647, 1)                                                 \
-    X("tcp-backlog", tcp_backlog, CT_INT, "511", 0, 65535, 0)                                                          \
+    X("tcp-backlog", tcp_backlog, CT_INT, "511", 0, INT32_MAX, 0)                                                      \
     X("databases", databases, CT_INT, "16", 1, 1000000, 0)                                                             \
     X("loglevel", loglevel, CT_ENUM, "notice", 0, 0, 1)                                                                \
     X("logfile", logfile, CT_STR, "", 0, 0, 0)                                                                         \
@@ -36,16 +50,19 @@ enum { CFG_IMMUTABLE = 0, CFG_MUTABLE = 1, CFG_PROTECTED = 2 /* only with enable
     X("rdbcompression", rdbcompression, CT_BOOL, "yes", 0, 0, 1)                                                       \
     X("rdbchecksum", rdbchecksum, CT_BOOL, "yes", 0, 0, 1)                                                             \
     X("stop-writes-on-bgsave-error", stop_writes_on_bgsave_error, CT_BOOL, "yes", 0, 0, 1)                             \
-    X("rdb-key-save-delay", rdb_key_save_delay, CT_INT, "0", INT32_MIN, INT32_MAX, 1)                                 \
-    X("hugepages", hugepages, CT_ENUM, "never", 0, 0, 0)                                                               \
+    X("rdb-key-save-delay", rdb_key_save_delay, CT_INT, "0", INT32_MIN, INT32_MAX, CFG_MUTABLE | CFG_HIDDEN)          \
+    X("key-load-delay", key_load_delay, CT_INT, "0", INT32_MIN, INT32_MAX, CFG_MUTABLE | CFG_HIDDEN)                  \
+    X("hugepages", hugepages, CT_ENUM, "never", 0, 0, CFG_FIXED)                                                       \
     X("proto-max-bulk-len", proto_max_bulk_len, CT_MEM, "512mb", 1024 * 1024, INT64_MAX, 1)                            \
     X("client-query-buffer-limit", client_query_buffer_limit, CT_MEM, "1gb", 1024 * 1024, INT64_MAX, 1)                \
     X("client-output-buffer-limit", client_output_buffer_limit, CT_SPECIAL,                                            \
       "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", 0, 0, 1)                                  \
-    X("threads", threads, CT_INT, "0", 0, 64, 0)                                                                       \
-    X("cpu-affinity", cpu_affinity, CT_STR, "", 0, 0, 0)                                                               \
+    X("threads", threads, CT_INT, "0", 0, 64, CFG_FIXED)                                                               \
+    X("cpu-affinity", cpu_affinity, CT_STR, "", 0, 0, CFG_FIXED)                                                       \
     X("io-threads", io_threads, CT_INT, "1", 1, 128, 0)                                                                \
     X("hz", hz, CT_INT, "10", 0, 2147483647, 1)                                                                        \
+    X("activerehashing", activerehashing, CT_BOOL, "yes", 0, 0, 1)                                                     \
+    X("active-expire-effort", active_expire_effort, CT_INT, "1", 1, 10, 1)                                             \
     X("daemonize", daemonize, CT_BOOL, "no", 0, 0, 0)                                                                  \
     X("pidfile", pidfile, CT_STR, "", 0, 0, 0)                                                                         \
     X("protected-mode", protected_mode, CT_BOOL, "yes", 0, 0, 1)                                                       \
@@ -67,14 +84,14 @@ enum { CFG_IMMUTABLE = 0, CFG_MUTABLE = 1, CFG_PROTECTED = 2 /* only with enable
     X("lazyfree-lazy-user-flush", lazyfree_lazy_user_flush, CT_BOOL, "no", 0, 0, 1)                                    \
     X("slowlog-log-slower-than", slowlog_log_slower_than, CT_INT, "10000", -1, INT64_MAX, 1)                           \
     X("slowlog-max-len", slowlog_max_len, CT_INT, "128", 0, INT64_MAX, 1)                                              \
-    X("latency-tracking", latency_tracking, CT_BOOL, "yes", 0, 0, 1)                     \
-    X("hash-max-listpack-entries", hash_max_listpack_entries, CT_INT, "512", 0, INT64_MAX, 1) \
-    X("hash-max-listpack-value", hash_max_listpack_value, CT_INT, "64", 0, INT64_MAX, 1)  \
-    X("set-max-intset-entries", set_max_intset_entries, CT_INT, "512", 0, INT64_MAX, 1)   \
-    X("zset-max-listpack-entries", zset_max_listpack_entries, CT_INT, "128", 0, INT64_MAX, 1) \
-    X("zset-max-listpack-value", zset_max_listpack_value, CT_INT, "64", 0, INT64_MAX, 1)  \
-    X("list-max-listpack-size", list_max_listpack_size, CT_INT, "-2", -5, INT64_MAX, 1)   \
-    X("list-compress-depth", list_compress_depth, CT_INT, "0", 0, INT64_MAX, 1)
+    X("latency-tracking", latency_tracking, CT_BOOL, "yes", 0, 0, 1)                                                   \
+    X("hash-max-listpack-entries", hash_max_listpack_entries, CT_INT, "512", 0, INT64_MAX, 1)                          \
+    X("hash-max-listpack-value", hash_max_listpack_value, CT_MEM, "64", 0, INT64_MAX, 1)                               \
+    X("set-max-intset-entries", set_max_intset_entries, CT_INT, "512", 0, INT64_MAX, 1)                                \
+    X("zset-max-listpack-entries", zset_max_listpack_entries, CT_INT, "128", 0, INT64_MAX, 1)                          \
+    X("zset-max-listpack-value", zset_max_listpack_value, CT_MEM, "64", 0, INT64_MAX, 1)                               \
+    X("list-max-listpack-size", list_max_listpack_size, CT_INT, "-2", INT32_MIN, INT32_MAX, 1)                         \
+    X("list-compress-depth", list_compress_depth, CT_INT, "0", 0, INT32_MAX, 1)
 
 /* Values of enable-protected-configs and enable-debug-command. */
 enum { CFG_ALLOW_NO = 0, CFG_ALLOW_YES = 1, CFG_ALLOW_LOCAL = 2 };
@@ -109,18 +126,32 @@ int config_load(int argc, char **argv, char *err, size_t errlen);
 /* CONFIG SET of one directive; 0 ok, else -1 with the Redis error text
  * ("ERR ...") in err. */
 int config_set(const char *name, const char *value, char *err, size_t errlen);
-/* CONFIG SET of n pairs, all or nothing: on any error nothing changes and
- * err holds Redis's text for the first bad pair. */
+/* CONFIG SET of n pairs, all or nothing, in Redis 7.0's order: first every
+ * name is checked (unknown, immutable or protected, given twice: the first
+ * such error wins), then the values are set in order (a bad one puts back
+ * those before it), then the apply hooks of the directives that changed
+ * run (one that fails puts back every pair and runs the hooks again). On
+ * an error nothing changed and err holds Redis's text. */
 int config_set_many(int n, const char *const *names, const char *const *values, char *err, size_t errlen);
-/* Index of a directive by name (any case), or -1. */
+/* What a directive's change must do beyond storing the value (AOF on/off).
+ * Runs under CONFIG SET's lock of every shard when the value changed; 0 ok,
+ * else -1 with Redis's reason (no "ERR" prefix) in err. */
+typedef int (*config_apply_fn)(char *err, size_t errlen);
+/* Registers fn for the directive `name` (startup, before any CONFIG SET). */
+void config_on_apply(const char *name, config_apply_fn fn);
+/* The name number of a name (a directive's own or an alias, any case), or -1. */
 int config_find(const char *name);
+/* 1 when name id is left out of CONFIG GET's pattern matches. */
+int config_hidden(int id);
 /* CONFIG REWRITE: the config file keeps its comments and unknown lines;
  * each directive's first line gets its current value, later duplicates go,
  * and directives changed from their default that the file lacks are
  * appended. 0 ok, else -1 with the Redis error text in err. */
 int config_rewrite(char *err, size_t errlen);
-/* The value of one directive as CONFIG GET shows it. */
-void config_value(int idx, buf *out);
+/* The value of name id's directive as CONFIG GET shows it. */
+void config_value(int id, buf *out);
+/* The number of names (directives and aliases), and name id as CONFIG GET
+ * shows it for a pattern. */
 int config_count(void);
-const char *config_name(int idx);
+const char *config_name(int id);
 #endif

@@ -307,16 +307,25 @@ void shard_cron(shard *s) {
         s->next_block_sweep = now + 1000;
     }
     int ndb = (int)cfg.databases_i;
-    int64_t deadline = mono_us() + 1000; /* at most 1 ms of keyspace work per tick */
+    /* At most 1 ms of keyspace work per tick at active-expire-effort 1;
+     * each step of effort adds 0.1 ms, 50 keys per expiry round and one
+     * point off the share of expired keys that calls for another round
+     * (10 %), as Redis's effort raises its budget and lowers its
+     * tolerated staleness. activerehashing no: tables grow and shrink
+     * only by the steps that lookups and inserts take. */
+    int effort = (int)cfg_get(active_expire_effort) - 1;
+    int budget = 200 + 50 * effort, again = budget * (10 - effort) / 100;
+    int64_t deadline = mono_us() + 1000 + 100 * effort;
+    int rehash = cfg_get(activerehashing) != 0;
     for (int d = 0; d < ndb; d++) {
         db *x = &s->dbs[d];
         if (table_size(x->t) == 0 && table_buckets(x->t) == 0) continue;
-        while (table_rehash_step(x->t, 100) && mono_us() < deadline) {
+        while (rehash && table_rehash_step(x->t, 100) && mono_us() < deadline) {
         }
         table_maybe_shrink(x->t);
         if (x->expires) {
             int rounds = 0;
-            while (db_expire_cycle(x, 200, now) > 20 && ++rounds < 16 && mono_us() < deadline) {
+            while (db_expire_cycle(x, budget, now) > again && ++rounds < 16 && mono_us() < deadline) {
             }
         }
     }
