@@ -4,8 +4,9 @@ that change behaviour: databases, maxclients, timeout, unixsocket, logfile,
 loglevel, bind, threads, cpu-affinity).
 
 Every test runs against redis-server 7.0 too, except those for shoal's own
-directives (threads, cpu-affinity) and for `port`, which Redis can change at
-run time and shoal cannot (by design). Startup errors are compared on the
+directives (threads, cpu-affinity, hugepages) and for changing `port`, which
+Redis can do at run time and shoal cannot (by design; setting the port it
+has is OK on both). Startup errors are compared on the
 parts both servers print the same way (line number, quoted line, reason)."""
 import gc
 import os
@@ -219,6 +220,198 @@ def test_config_set_port_immutable_in_shoal(r, target):
     if target == "redis":
         pytest.skip("redis can rebind its port at run time; shoal cannot (listeners open once at start)")
     assert err(r, "CONFIG", "SET", "port", "1") == failed("port", "can't set immutable config")
+    assert err(r, "CONFIG", "SET", "bind", "127.0.0.2") == failed("bind", "can't set immutable config")
+
+
+def test_config_set_port_and_bind_they_have(r, server):
+    assert r.execute_command("CONFIG", "SET", "port", str(server.port), "bind", "127.0.0.1") == b"OK"
+    assert r.ping()
+
+
+# Directives that CONFIG SET refuses on both servers even with the value
+# they have (Redis's immutable ones, those that shoal's harness or Redis's
+# own test skip, and protected ones).
+NOT_SETTABLE = {
+    "rdbchecksum", "daemonize", "io-threads-do-reads", "tcp-backlog", "always-show-logo", "syslog-enabled",
+    "cluster-enabled", "disable-thp", "aclfile", "unixsocket", "pidfile", "syslog-ident", "appendfilename",
+    "appenddirname", "supervised", "syslog-facility", "databases", "io-threads", "logfile", "unixsocketperm",
+    "replicaof", "slaveof", "requirepass", "server_cpulist", "bio_cpulist", "aof_rewrite_cpulist",
+    "bgsave_cpulist", "set-proc-title", "cluster-config-file", "cluster-port", "oom-score-adj",
+    "oom-score-adj-values", "enable-protected-configs", "enable-debug-command", "enable-module-command",
+    "dbfilename", "dir", "socket-mark-id"}
+
+
+def test_config_set_every_directive_to_its_value(r):
+    # as Redis's "CONFIG sanity": every directive CONFIG GET * lists takes
+    # back the value it shows, and shows it again
+    before = {k: v for k, v in cget(r, "*").items() if k not in NOT_SETTABLE and not k.startswith("tls-")}
+    for k, v in before.items():
+        assert r.execute_command("CONFIG", "SET", k, v) == b"OK", k
+    after = cget(r, "*")
+    assert {k: after[k] for k in before} == before
+
+
+# ---- aliases, hidden directives, several names ----
+
+ALIASES = {"hash-max-ziplist-entries": "hash-max-listpack-entries",
+           "hash-max-ziplist-value": "hash-max-listpack-value",
+           "zset-max-ziplist-entries": "zset-max-listpack-entries",
+           "zset-max-ziplist-value": "zset-max-listpack-value",
+           "list-max-ziplist-size": "list-max-listpack-size"}
+
+
+def test_config_aliases(r, restore):
+    restore(*ALIASES.values())
+    defaults = {"hash-max-listpack-entries": "512", "hash-max-listpack-value": "64",
+                "zset-max-listpack-entries": "128", "zset-max-listpack-value": "64",
+                "list-max-listpack-size": "-2"}
+    for alias, name in ALIASES.items():
+        assert cget(r, alias) == {alias: defaults[name]}
+        assert r.execute_command("CONFIG", "SET", alias, "7") == b"OK"
+        assert cget(r, name, alias) == {name: "7", alias: "7"}
+        assert r.execute_command("CONFIG", "SET", name, defaults[name]) == b"OK"
+        assert cget(r, alias) == {alias: defaults[name]}
+    # a pattern finds both names, each under its own
+    assert cget(r, "*ziplist*") == {a: defaults[n] for a, n in ALIASES.items()}
+    assert cget(r, "list-max-*") == {"list-max-listpack-size": "-2", "list-max-ziplist-size": "-2"}
+    # a directive and its alias are two names: no duplicate, the last wins
+    assert r.execute_command("CONFIG", "SET", "list-max-ziplist-size", "1", "list-max-listpack-size", "2") == b"OK"
+    assert cget(r, "list-max-ziplist-size") == {"list-max-ziplist-size": "2"}
+    assert err(r, "CONFIG", "SET", "list-max-ziplist-size", "1", "LIST-MAX-ZIPLIST-SIZE", "2") == \
+        failed("LIST-MAX-ZIPLIST-SIZE", "duplicate parameter")
+    # a bad value names the alias, in its own spelling
+    assert err(r, "CONFIG", "SET", "LIST-MAX-ZIPLIST-SIZE", "x") == \
+        failed("list-max-ziplist-size", "argument couldn't be parsed into an integer")
+    assert err(r, "CONFIG", "SET", "HASH-max-listpack-entries", "x") == \
+        failed("hash-max-listpack-entries", "argument couldn't be parsed into an integer")
+    assert err(r, "CONFIG", "SET", "hash-max-ziplist-entries", "-1") == \
+        failed("hash-max-ziplist-entries", "argument must be between 0 and 9223372036854775807 inclusive")
+    # the old list-max-ziplist-entries/value of Redis 3.0 are gone
+    assert err(r, "CONFIG", "SET", "list-max-ziplist-entries", "5") == \
+        "Unknown option or number of arguments for CONFIG SET - 'list-max-ziplist-entries'"
+    assert cget(r, "list-max-ziplist-entries", "list-max-ziplist-value", "set-max-listpack-entries") == {}
+
+
+def test_config_aliases_drive_encodings(r, restore):
+    restore("hash-max-listpack-entries", "hash-max-listpack-value", "zset-max-listpack-entries",
+            "zset-max-listpack-value", "set-max-intset-entries")
+    r.execute_command("CONFIG", "SET", "hash-max-ziplist-entries", "2", "zset-max-ziplist-entries", "2",
+                      "set-max-intset-entries", "2")
+    r.execute_command("HSET", "h", "a", "1", "b", "2")
+    r.execute_command("ZADD", "z", "1", "a", "2", "b")
+    r.execute_command("SADD", "s", "1", "2")
+    assert [r.execute_command("OBJECT", "ENCODING", k) for k in ("h", "z", "s")] == [b"listpack", b"listpack",
+                                                                                   b"intset"]
+    r.execute_command("HSET", "h", "c", "3")
+    r.execute_command("ZADD", "z", "3", "c")
+    r.execute_command("SADD", "s", "3")
+    assert [r.execute_command("OBJECT", "ENCODING", k) for k in ("h", "z", "s")] == [b"hashtable", b"skiplist",
+                                                                                   b"hashtable"]
+    # the *-value thresholds are memory values
+    r.execute_command("CONFIG", "SET", "hash-max-ziplist-value", "1kb", "zset-max-ziplist-value", "4")
+    assert cget(r, "hash-max-listpack-value", "zset-max-listpack-value") == {
+        "hash-max-listpack-value": "1024", "zset-max-listpack-value": "4"}
+    r.execute_command("HSET", "h2", "f", "x" * 1000)
+    r.execute_command("ZADD", "z2", "1", "abcde")
+    assert [r.execute_command("OBJECT", "ENCODING", k) for k in ("h2", "z2")] == [b"listpack", b"skiplist"]
+    assert err(r, "CONFIG", "SET", "zset-max-ziplist-value", "x") == \
+        failed("zset-max-ziplist-value", "argument must be a memory value")
+
+
+def test_config_get_hidden(r, restore):
+    restore("rdb-key-save-delay", "key-load-delay")
+    everything = cget(r, "*")
+    assert "rdb-key-save-delay" not in everything and "key-load-delay" not in everything
+    assert cget(r, "*delay*").keys() <= {"repl-diskless-sync-delay", "repl-disable-tcp-nodelay"}
+    assert cget(r, "key-load-delay", "rdb-key-save-delay") == {"key-load-delay": "0", "rdb-key-save-delay": "0"}
+    assert r.execute_command("CONFIG", "SET", "key-load-delay", "-10", "rdb-key-save-delay", "5") == b"OK"
+    assert cget(r, "KEY-LOAD-DELAY") == {"KEY-LOAD-DELAY": "-10"}
+    assert err(r, "CONFIG", "SET", "key-load-delay", "abc") == \
+        failed("key-load-delay", "argument couldn't be parsed into an integer")
+
+
+def test_config_get_several_patterns(r):
+    got = r.execute_command("CONFIG", "GET", "maxmemory", "maxmemory*", "bind", "*ziplist-entries", "MAXMEMORY",
+                            "hash-max-*-entries")
+    names = [k.decode() for k in got[::2]]
+    assert len(names) == len(set(names))  # each name once
+    assert set(names) >= {"maxmemory", "maxmemory-policy", "bind", "hash-max-ziplist-entries",
+                          "zset-max-ziplist-entries", "hash-max-listpack-entries"}
+    assert "MAXMEMORY" not in names
+
+
+def test_config_set_error_order(r):
+    # names first, in order; the first bad one wins, before any value is read
+    assert err(r, "CONFIG", "SET", "daemonize", "no", "foo", "1") == failed("daemonize", "can't set immutable config")
+    assert err(r, "CONFIG", "SET", "foo", "1", "daemonize", "no") == \
+        "Unknown option or number of arguments for CONFIG SET - 'foo'"
+    assert err(r, "CONFIG", "SET", "maxmemory", "x", "foo", "1") == \
+        "Unknown option or number of arguments for CONFIG SET - 'foo'"
+    assert err(r, "CONFIG", "SET", "maxmemory", "x", "maxmemory", "1") == failed("maxmemory", "duplicate parameter")
+    assert err(r, "CONFIG", "SET", "DAEMONIZE", "no") == failed("DAEMONIZE", "can't set immutable config")
+    assert err(r, "CONFIG", "SET", "MAXCLIENTS", "x") == failed("maxclients", "argument couldn't be parsed into an integer")
+
+
+def test_config_set_rollback(r, restore):
+    restore("maxmemory", "timeout", "hash-max-listpack-entries", "client-query-buffer-limit")
+    assert r.execute_command("CONFIG", "SET", "maxmemory", "10000002") == b"OK"
+    assert err(r, "CONFIG", "SET", "maxmemory", "10000001", "timeout", "77", "hash-max-ziplist-entries", "3",
+               "client-query-buffer-limit", "invalid") == \
+        failed("client-query-buffer-limit", "argument must be a memory value")
+    assert cget(r, "maxmemory", "timeout", "hash-max-listpack-entries", "client-query-buffer-limit") == {
+        "maxmemory": "10000002", "timeout": "0", "hash-max-listpack-entries": "512",
+        "client-query-buffer-limit": "1073741824"}
+    # an alias and its name in one call roll back to the value before both
+    assert err(r, "CONFIG", "SET", "list-max-ziplist-size", "5", "list-max-listpack-size", "6", "timeout", "x") == \
+        failed("timeout", "argument couldn't be parsed into an integer")
+    assert cget(r, "list-max-listpack-size") == {"list-max-listpack-size": "-2"}
+
+
+def test_config_set_validation(r, restore):
+    restore("list-max-listpack-size", "list-compress-depth", "save", "active-expire-effort", "activerehashing")
+    assert r.execute_command("CONFIG", "SET", "list-max-listpack-size", "-100") == b"OK"
+    assert err(r, "CONFIG", "SET", "list-max-listpack-size", "99999999999") == failed(
+        "list-max-listpack-size", "argument must be between -2147483648 and 2147483647 inclusive")
+    assert err(r, "CONFIG", "SET", "list-compress-depth", "-1") == failed(
+        "list-compress-depth", "argument must be between 0 and 2147483647 inclusive")
+    assert err(r, "CONFIG", "SET", "save", "0 1") == failed("save", "Invalid save parameters")
+    assert r.execute_command("CONFIG", "SET", "save", "1 0") == b"OK"
+    assert cget(r, "save") == {"save": "1 0"}
+    assert err(r, "CONFIG", "SET", "active-expire-effort", "11") == failed(
+        "active-expire-effort", "argument must be between 1 and 10 inclusive")
+    assert err(r, "CONFIG", "SET", "active-expire-effort", "0") == failed(
+        "active-expire-effort", "argument must be between 1 and 10 inclusive")
+    assert r.execute_command("CONFIG", "SET", "active-expire-effort", "10", "activerehashing", "no") == b"OK"
+    assert cget(r, "active-expire-effort", "activerehashing") == {"active-expire-effort": "10",
+                                                                  "activerehashing": "no"}
+    assert err(r, "CONFIG", "SET", "activerehashing", "maybe") == failed("activerehashing",
+                                                                        "argument must be 'yes' or 'no'")
+    assert err(r, "CONFIG", "SET", "tcp-backlog", "99999999999") == failed("tcp-backlog",
+                                                                          "can't set immutable config")
+
+
+def test_active_expire_effort_expires(spawn):
+    s = spawn("--active-expire-effort", "10", "--activerehashing", "no")
+    c = s.new_client()
+    c.response_callbacks.clear()
+    for i in range(200):
+        c.execute_command("SET", "k%d" % i, "v", "PX", "50")
+    c.execute_command("SET", "keep", "v")
+    deadline = time.time() + 5  # the active cycle, not lookups, removes them
+    while c.execute_command("DBSIZE") != 1 and time.time() < deadline:
+        time.sleep(0.05)
+    assert c.execute_command("DBSIZE") == 1
+    c.close()
+
+
+def test_dbfilename_is_a_file_name(spawn):
+    s = spawn("--enable-protected-configs", "yes")
+    c = s.new_client()
+    c.response_callbacks.clear()
+    assert err(c, "CONFIG", "SET", "dbfilename", "a/b.rdb") == failed("dbfilename",
+                                                                     "dbfilename can't be a path, just a filename")
+    assert c.execute_command("CONFIG", "SET", "dbfilename", "b.rdb") == b"OK"
+    c.close()
 
 
 def test_config_set_timeout_applies(spawn):
@@ -283,6 +476,71 @@ def test_config_rewrite_bind(target, tmp_path, start_conf):
         c.close()
     finally:
         s2.stop()
+
+
+def test_config_file_aliases_and_rewrite(target, tmp_path, start_conf):
+    conf = tmp_path / "server.conf"
+    conf.write_text("hash-max-ziplist-entries 21\nhash-max-listpack-entries 20\nlist-max-ziplist-entries 5\n"
+                    "list-max-ziplist-value 64\nzset-max-ziplist-value 7\n")
+    s = start_conf(conf)
+    c = s.new_client()
+    c.response_callbacks.clear()
+    assert cget(c, "hash-max-listpack-entries", "hash-max-ziplist-entries", "zset-max-listpack-value") == {
+        "hash-max-listpack-entries": "20", "hash-max-ziplist-entries": "20", "zset-max-listpack-value": "7"}
+    assert c.execute_command("CONFIG", "SET", "hash-max-listpack-entries", "100", "list-max-ziplist-size", "5") == b"OK"
+    assert c.execute_command("CONFIG", "REWRITE") == b"OK"
+    c.close()
+    lines = [l for l in conf.read_text().splitlines() if l]
+    # the first line of a directive (by either name) takes its own name and
+    # the new value; the later ones go; deprecated lines become comments
+    assert lines[0] == "hash-max-listpack-entries 100"
+    assert not any(l.startswith("hash-max-ziplist-entries") for l in lines)
+    assert sum(l.startswith("hash-max-listpack-entries") for l in lines) == 1
+    assert "# ??? list-max-ziplist-entries 5" in lines and "# ??? list-max-ziplist-value 64" in lines
+    assert "zset-max-listpack-value 7" in lines and "list-max-listpack-size 5" in lines
+    s.stop()
+    s2 = start_conf(conf)
+    c = s2.new_client()
+    c.response_callbacks.clear()
+    assert cget(c, "hash-max-listpack-entries", "list-max-listpack-size", "zset-max-listpack-value") == {
+        "hash-max-listpack-entries": "100", "list-max-listpack-size": "5", "zset-max-listpack-value": "7"}
+    c.close()
+
+
+def test_config_file_deprecated_directives(target, tmp_path):
+    conf = tmp_path / "bad.conf"
+    conf.write_text("port 0\nlist-max-ziplist-entries 5 6\n")  # ignored with one value only
+    out = failed_start(target, [str(conf)], tmp_path)
+    assert "at line 2\n>>> 'list-max-ziplist-entries 5 6'\nBad directive or wrong number of arguments" in out
+
+
+class FileSaveServer(ConfServer):
+    """A ConfServer without the harness's `--save ""` (its file decides)."""
+
+    def argv(self):
+        a = super().argv()
+        k = a.index("--save")
+        return a[:k] + a[k + 2:]
+
+
+def test_config_file_save_lines(target, tmp_path):
+    # the first save line replaces the default rules, later ones add theirs
+    conf = tmp_path / "save.conf"
+    conf.write_text("save 900 1\nsave 300 10\n")
+    for extra, want in (([], "900 1 300 10"), (["--save", "100", "100"], "900 1 300 10 100 100"),
+                        (["--save", ""], ""), (["--save", "", "--save", "7 7"], "7 7")):
+        s = FileSaveServer(target, str(conf), extra)
+        s.start()
+        try:
+            c = s.new_client()
+            c.response_callbacks.clear()
+            assert cget(c, "save") == {"save": want}, extra
+            c.close()
+        finally:
+            s.stop()
+    conf.write_text("save 0 1\n")
+    out = failed_start(target, [str(conf), "--port", "0"], tmp_path)
+    assert ">>> 'save 0 1'\nInvalid save parameters" in out
 
 
 # ---- startup: file, arguments, errors ----
@@ -532,8 +790,9 @@ def test_hugepages(spawn, target):
         assert b"\r\nhugepages:%s\r\n" % mode.encode() in mem
         assert b"\r\nhuge_pages_bytes:" in mem
         assert thp_disabled(s.proc.pid) == disabled
-        with pytest.raises(redis.ResponseError):
-            c.config_set("hugepages", "never")  # chosen at start only
+        other = "never" if mode != "never" else "always"
+        assert err(c, "CONFIG", "SET", "hugepages", other) == failed("hugepages", "can't set immutable config")
+        assert c.execute_command("CONFIG", "SET", "hugepages", mode) == b"OK"  # what it is: nothing to do
         c.close()
 
 
