@@ -397,36 +397,47 @@ uint64_t smap_scan(smap *m, uint64_t v, void (*fn)(void *ud, smap_elem *e), void
 
 /* ---- random ---- */
 
-static smap_elem *random_chain(smap *m, uint64_t (*rnd)(void)) {
-    for (int tries = 0;; tries++) {
-        smap_elem *head;
-        if (rehashing(m)) { /* b[0] below rehash_idx has moved: empty */
-            uint64_t live0 = m->mask[0] + 1 - (uint64_t)m->rehash_idx, n1 = m->mask[1] + 1;
-            uint64_t r = rnd() % (live0 + n1);
-            head = r < live0 ? m->b[0][(uint64_t)m->rehash_idx + r] : m->b[1][r - live0];
-        } else {
-            head = m->b[0][rnd() & m->mask[0]];
-        }
-        if (head) return head;
-        if (tries > 1000) { /* very sparse: take the first non-empty bucket */
-            for (int i = 0; i < 2; i++)
-                if (m->b[i])
-                    for (uint64_t j = 0; j <= m->mask[i]; j++)
-                        if (m->b[i][j]) return m->b[i][j];
-        }
-    }
+/* The chain of a bucket chosen uniformly among the live ones (both arrays
+ * while rehashing: b[0] below rehash_idx has moved and is empty); NULL for
+ * an empty bucket. */
+static smap_elem *random_bucket(smap *m, uint64_t (*rnd)(void)) {
+    if (!rehashing(m)) return m->b[0][rnd() & m->mask[0]];
+    uint64_t live0 = m->mask[0] + 1 - (uint64_t)m->rehash_idx, n1 = m->mask[1] + 1;
+    uint64_t r = rnd() % (live0 + n1);
+    return r < live0 ? m->b[0][(uint64_t)m->rehash_idx + r] : m->b[1][r - live0];
 }
 
+/* Rejection sampling, so that every element has the same chance: a random
+ * bucket and a random position below `bound`, taken when the chain is that
+ * long. (A random chain and then a random element of it favours elements
+ * of short chains: HRANDFIELD -1000 of 100 fields scored chi-square 466,
+ * where Redis's fair sampling stays under 40.) The bound starts at 4 and
+ * rises to the longest chain met; a table emptier than the shrink rule
+ * allows falls back to the first element found. */
 smap_elem *smap_random(smap *m, uint64_t (*rnd)(void)) {
     if (m->count == 0) return NULL;
     step(m);
-    smap_elem *head = random_chain(m, rnd);
-    size_t len = 0;
-    for (smap_elem *e = head; e; e = e->next)
-        len++;
-    for (size_t k = rnd() % len; k; k--)
-        head = head->next;
-    return head;
+    size_t bound = 4;
+    for (int tries = 0; tries < 100000; tries++) {
+        smap_elem *head = random_bucket(m, rnd);
+        size_t len = 0;
+        for (smap_elem *e = head; e; e = e->next)
+            len++;
+        if (len > bound) {
+            bound = len;
+            continue;
+        }
+        size_t k = rnd() % bound;
+        if (k >= len) continue;
+        while (k--)
+            head = head->next;
+        return head;
+    }
+    for (int i = 0; i < 2; i++)
+        if (m->b[i])
+            for (uint64_t j = 0; j <= m->mask[i]; j++)
+                if (m->b[i][j]) return m->b[i][j];
+    return NULL;
 }
 
 /* One pass choosing each element with probability wanted/remaining

@@ -51,7 +51,7 @@ int str2ld(const char *s, size_t n, long double *v) {
     char *end;
     errno = 0;
     long double x = strtold(tmp, &end);
-    if (isspace((unsigned char)tmp[0]) || *end != 0 || isnan(x) ||
+    if (isspace((unsigned char)tmp[0]) || end != tmp + n || isnan(x) || /* a NUL inside: not a number */
         (errno == ERANGE && (x == HUGE_VALL || x == -HUGE_VALL || x == 0)))
         return 0;
     *v = x;
@@ -66,7 +66,7 @@ int str2d(const char *s, size_t n, double *v) {
     char *end;
     errno = 0;
     double x = strtod(tmp, &end);
-    if (isspace((unsigned char)tmp[0]) || *end != 0 || isnan(x) ||
+    if (isspace((unsigned char)tmp[0]) || end != tmp + n || isnan(x) || /* a NUL inside: not a number */
         (errno == ERANGE && (x == HUGE_VAL || x == -HUGE_VAL || x == 0)))
         return 0;
     *v = x;

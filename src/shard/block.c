@@ -343,9 +343,15 @@ void block_signal(db *d, const char *key, size_t klen, int type) {
     if (!sh || !WAITS(sh) || smap_size(WAITS(sh)) == 0) return;
     waitq *q = queue_get(sh, d->id, key, klen, 0);
     if (!q || q->ready) return;
+    /* Served in the order the keys got their values, as Redis does: a
+     * client blocked on two keys gets the one pushed first. */
     q->ready = 1;
-    q->ready_next = sh->block_ready;
-    sh->block_ready = q;
+    q->ready_next = NULL;
+    if (sh->block_ready)
+        sh->block_ready_tail->ready_next = q;
+    else
+        sh->block_ready = q;
+    sh->block_ready_tail = q;
 }
 
 /* Runs b's command in serve mode for the key of w; returns 1 when b is

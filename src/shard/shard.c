@@ -59,7 +59,10 @@ uint64_t shard_rand(shard *s) {
     x ^= x >> 7;
     x ^= x << 17;
     s->rnd = x;
-    return x;
+    /* xorshift64*: the multiply mixes the high bits into the low ones. Two
+     * bare xorshift outputs in a row have related low bits, so a bucket
+     * index and a position drawn one after the other were correlated. */
+    return x * 0x2545f4914f6cdd1dull;
 }
 
 int shard_create_all(int n) {

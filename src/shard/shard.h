@@ -67,7 +67,8 @@ typedef struct shard {
 
     /* blocked clients (shard/block.c) */
     struct smap *block_waits;          /* key -> wait queue, for keys this shard owns */
-    struct waitq *block_ready;         /* queues whose key just got a value */
+    struct waitq *block_ready;         /* queues whose key just got a value, oldest first */
+    struct waitq *block_ready_tail;    /* the last of them (valid while block_ready is set) */
     struct blocked *block_head;        /* this shard's blocked clients by deadline */
     int block_count;
     int64_t next_block_sweep;
