@@ -11,6 +11,7 @@
 #include "cmd/cmd.h"
 #include "cmd/persist.h"
 #include "persist/snapshot.h"
+#include "shard/block.h"
 #include "shard/watch.h"
 #include "lib/mem.h"
 #include "server/config.h"
@@ -320,6 +321,8 @@ static void swapdb_cmd(cmd_ctx *c) {
         y->expires = tmp.expires;
         y->expire_cursor = tmp.expire_cursor;
         y->avg_ttl = tmp.avg_ttl;
+        block_signal_db(x);
+        block_signal_db(y);
     }
     if (a != b) {
         watch_bump_db(a);

@@ -337,14 +337,11 @@ int block_parse_timeout(cmd_ctx *c, int i, int64_t *deadline_ms) {
 
 /* ---- serving (owner side) ---- */
 
-void block_signal(db *d, const char *key, size_t klen, int type) {
-    (void)type;
-    shard *sh = d->owner;
-    if (!sh || !WAITS(sh) || smap_size(WAITS(sh)) == 0) return;
-    waitq *q = queue_get(sh, d->id, key, klen, 0);
-    if (!q || q->ready) return;
-    /* Served in the order the keys got their values, as Redis does: a
-     * client blocked on two keys gets the one pushed first. */
+/* Puts q on sh's ready list (once). Served in the order the keys got
+ * their values, as Redis does: a client blocked on two keys gets the one
+ * pushed first. */
+static void mark_ready(shard *sh, waitq *q) {
+    if (q->ready) return;
     q->ready = 1;
     q->ready_next = NULL;
     if (sh->block_ready)
@@ -352,6 +349,26 @@ void block_signal(db *d, const char *key, size_t klen, int type) {
     else
         sh->block_ready = q;
     sh->block_ready_tail = q;
+}
+
+void block_signal(db *d, const char *key, size_t klen, int type) {
+    (void)type;
+    shard *sh = d->owner;
+    if (!sh || !WAITS(sh) || smap_size(WAITS(sh)) == 0) return;
+    waitq *q = queue_get(sh, d->id, key, klen, 0);
+    if (q) mark_ready(sh, q);
+}
+
+void block_signal_db(db *d) {
+    shard *sh = d->owner;
+    if (!sh || !WAITS(sh) || smap_size(WAITS(sh)) == 0) return;
+    smap_iter it;
+    smap_iter_start(&it, WAITS(sh));
+    for (smap_elem *e; (e = smap_iter_next(&it));) {
+        waitq *q = (waitq *)(uintptr_t)smap_elem_u64(e);
+        if (q->dbid == d->id && table_link(d->t, q->key, q->klen)) mark_ready(sh, q);
+    }
+    smap_iter_stop(&it);
 }
 
 /* Runs b's command in serve mode for the key of w; returns 1 when b is

@@ -63,6 +63,9 @@ int block_parse_timeout(cmd_ctx *c, int i, int64_t *deadline_ms);
 /* Hooks of the keyspace and the runtime. */
 /* db_add created key in d with a value of type: wake its waiters. */
 void block_signal(struct db *d, const char *key, size_t klen, int type);
+/* SWAPDB gave d another table: every waited-for key of d that now has a
+ * value wakes its waiters (as Redis scans a swapped database). */
+void block_signal_db(struct db *d);
 /* After a command: serve every ready queue of the shards ctx owns. */
 void block_serve_ready(cmd_ctx *c);
 /* Home side: SM_UNBLOCK arrived. */

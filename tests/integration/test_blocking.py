@@ -260,6 +260,65 @@ def test_first_key_listed_wins_when_both_ready(r, blockers):
     b.expect(arr(bulk(KEYS[1]), bulk("one")))
 
 
+def test_keys_served_in_the_order_they_got_values(r, blockers):
+    # one transaction fills two keys of one slot: the key pushed first is
+    # served first, to the first client, whichever key each client listed first
+    a, b = "{t}blist", "{t}blist2"
+    bs = []
+    for i, cmd in enumerate([("BLMPOP", 0, 2, b, a, "LEFT", "COUNT", 1), ("BLMPOP", 0, 2, a, b, "RIGHT", "COUNT", 10),
+                             ("BLMPOP", 0, 2, a, b, "LEFT", "COUNT", 10), ("BLMPOP", 0, 2, a, b, "RIGHT", "COUNT", 1)]):
+        bs.append(blockers(*cmd))
+        wait_blocked(r, i + 1)
+    p = r.pipeline(transaction=True)
+    p.lpush(a, "a", "b", "c", "d", "e")
+    p.lpush(b, "1", "2", "3", "4", "5")
+    p.execute()
+    bs[0].expect(arr(bulk(a), arr(bulk("e"))))
+    bs[1].expect(arr(bulk(a), arr(*[bulk(v) for v in "abcd"])))
+    bs[2].expect(arr(bulk(b), arr(*[bulk(v) for v in "54321"])))
+    r.lpush(b, "1", "2", "3")
+    bs[3].expect(arr(bulk(b), arr(bulk("1"))))
+    wait_blocked(r, 0)
+
+
+def test_sorted_sets_served_in_the_order_they_got_values(r, blockers):
+    a, b = "{t}zset", "{t}zset2"
+    first = blockers("BZMPOP", 0, 2, b, a, "MIN", "COUNT", 1)
+    wait_blocked(r, 1)
+    second = blockers("BZMPOP", 0, 2, a, b, "MIN", "COUNT", 1)
+    wait_blocked(r, 2)
+    p = r.pipeline(transaction=True)
+    p.zadd(a, {"x": 1})
+    p.zadd(b, {"y": 2})
+    p.execute()
+    first.expect(arr(bulk(a), arr(arr(bulk("x"), bulk("1")))))
+    second.expect(arr(bulk(b), arr(arr(bulk("y"), bulk("2")))))
+    wait_blocked(r, 0)
+
+
+def test_swapdb_wakes_blocked_client(r, server):
+    # a client blocked in db 9 is served when SWAPDB brings a value there
+    c = server.new_client()
+    c.execute_command("SELECT", 1)
+    c.rpush("k", "hello")
+    c.execute_command("SELECT", 3)
+    c.zadd("zk", {"m": 1})
+    c.close()
+    s = server.raw(timeout=10)
+    try:
+        s.sendall(resp("SELECT", 9) + resp("BRPOP", "k", 5) + resp("BZPOPMIN", "zk", 5))
+        read_exact(s, b"+OK\r\n")
+        wait_blocked(r, 1)
+        r.swapdb(1, 9)
+        read_exact(s, arr(bulk("k"), bulk("hello")))
+        wait_blocked(r, 1)
+        r.swapdb(3, 9)
+        read_exact(s, arr(bulk("zk"), bulk("m"), bulk("1")))
+        wait_blocked(r, 0)
+    finally:
+        s.close()
+
+
 def test_many_clients_many_shards(r, blockers):
     bs = [blockers("BRPOP", k, 5) for k in KEYS]
     wait_blocked(r, len(KEYS))

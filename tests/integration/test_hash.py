@@ -262,6 +262,11 @@ def test_hincrbyfloat(r):
     assert err(r, "HINCRBYFLOAT", "h", "f", "abc") == NOTFLOAT
     assert err(r, "HINCRBYFLOAT", "h", "f", "1 ") == NOTFLOAT
     assert err(r, "HINCRBYFLOAT", "h", "f", "nan") == NOTFLOAT
+    # a NUL inside is not the end of the number
+    cmd(r, "HSET", "h", "nul", b"1\x002")
+    assert err(r, "HINCRBYFLOAT", "h", "nul", "1") == "hash value is not a float"
+    assert err(r, "HINCRBYFLOAT", "h", "f", b"1\x002") == NOTFLOAT
+    assert err(r, "HINCRBY", "h", "nul", "1") == "hash value is not an integer"
 
 
 def test_hincrbyfloat_infinity(r):
@@ -411,6 +416,27 @@ def test_hrandfield(r, n):
         if len(seen) == min(n, 5):
             break
     assert len(seen) >= min(n, 5)
+
+
+def chi_square(res):
+    """Redis's suite's chi_square_value: how far the counts of each element
+    in res stray from equal shares."""
+    counts = {}
+    for k in res:
+        counts[k] = counts.get(k, 0) + 1
+    p = len(res) // len(counts)
+    return sum((v - p) ** 2 / p for v in counts.values())
+
+
+def test_hrandfield_uniform_hashtable(r):
+    # the suite's "HRANDFIELD with <count> - hashtable": 10 fields, one value
+    # long enough for a hashtable; 1000 draws with repeats stay near equal
+    # shares (chi-square under 40 with 9 degrees of freedom: p < 1e-5)
+    fields = {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "6": "f", "7": "g", "8": "h", "9": "i", "x" * 80: 10}
+    r.hset("h", mapping=fields)
+    assert cmd(r, "OBJECT", "ENCODING", "h") == b"hashtable"
+    for _ in range(3):
+        assert chi_square(cmd(r, "HRANDFIELD", "h", -1000)) < 40
 
 
 def test_hrandfield_single_field(r):

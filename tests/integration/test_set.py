@@ -242,6 +242,21 @@ def test_srandmember_count(r, kind):
     assert r.execute_command("SCARD", "s") == 100
 
 
+def test_srandmember_uniform_hashtable(r):
+    # the suite's "SRANDMEMBER histogram distribution - hashtable": 1000
+    # draws with repeats from 10 members stay near equal shares
+    # (chi-square under 40 with 9 degrees of freedom: p < 1e-5)
+    fill(r, "s", ["m%d" % i for i in range(10)])
+    assert enc(r, "s") == b"hashtable"
+    for _ in range(3):
+        got = r.execute_command("SRANDMEMBER", "s", -1000)
+        counts = {}
+        for m in got:
+            counts[m] = counts.get(m, 0) + 1
+        assert len(counts) == 10
+        assert sum((v - 100) ** 2 / 100 for v in counts.values()) < 40
+
+
 def test_srandmember_count_errors(r):
     r.execute_command("SADD", "s", 1, 2)
     assert err(r, "SRANDMEMBER", "s", -9223372036854775808) == \

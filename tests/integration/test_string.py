@@ -337,6 +337,11 @@ def test_incrbyfloat_errors(r):
     r.set("i", "inf")
     assert err(r, "INCRBYFLOAT", "i", "1") == "increment would produce NaN or Infinity"
     assert cmd(r, "GET", "f") == b"1"
+    # a NUL inside is not the end of the number
+    r.set("nul", b"1\x002")
+    assert err(r, "INCRBYFLOAT", "nul", "1") == NOTFLOAT
+    assert err(r, "INCRBYFLOAT", "f", b"1\x002") == NOTFLOAT
+    assert err(r, "INCRBY", "nul", "1") == "value is not an integer or out of range"
 
 
 # ---- APPEND, STRLEN ----

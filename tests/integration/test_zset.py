@@ -442,6 +442,25 @@ def test_zrandmember(z, n):
     assert x(z, "ZRANDMEMBER", "z", 0) == []
 
 
+def test_zrandmember_uniform_skiplist(z):
+    # the suite's "ZRANDMEMBER with <count> - skiplist": 1000 draws with
+    # repeats from 10 members stay near equal shares (chi-square under 40
+    # with 9 degrees of freedom: p < 1e-5)
+    x(z, "ZADD", "z", *[v for i in range(9) for v in (i, "m%d" % i)], 9, "y" * 80)
+    assert x(z, "OBJECT", "ENCODING", "z") == b"skiplist"
+    for _ in range(3):
+        counts = {}
+        for m in x(z, "ZRANDMEMBER", "z", -1000):
+            counts[m] = counts.get(m, 0) + 1
+        assert len(counts) == 10
+        assert sum((v - 100) ** 2 / 100 for v in counts.values()) < 40
+
+
+def test_zscore_with_nul_inside(z):
+    assert err(z, "ZADD", "z", b"1\x002", "m") == NOTFLOAT
+    assert err(z, "ZINCRBY", "z", b"1\x00", "m") == NOTFLOAT
+
+
 def test_zrandmember_edges(z):
     x(z, "ZADD", "z", 1, "a")
     x(z, "SET", "s", "x")
