@@ -54,10 +54,8 @@ static config_apply_fn applies[NROWS];
 static const struct {
     const char *alias, *name;
 } aliases[] = {
-    {"hash-max-ziplist-entries", "hash-max-listpack-entries"},
-    {"hash-max-ziplist-value", "hash-max-listpack-value"},
-    {"zset-max-ziplist-entries", "zset-max-listpack-entries"},
-    {"zset-max-ziplist-value", "zset-max-listpack-value"},
+    {"hash-max-ziplist-entries", "hash-max-listpack-entries"}, {"hash-max-ziplist-value", "hash-max-listpack-value"},
+    {"zset-max-ziplist-entries", "zset-max-listpack-entries"}, {"zset-max-ziplist-value", "zset-max-listpack-value"},
     {"list-max-ziplist-size", "list-max-listpack-size"},
 };
 #define NALIASES ((int)(sizeof aliases / sizeof aliases[0]))
@@ -309,9 +307,10 @@ static int store_str(int i, const char *v, char *err, size_t el) {
     if (row_is(i, "cpu-affinity") && check_cpus(v, err, el) < 0) return -1;
     if ((row_is(i, "appendfilename") || row_is(i, "appenddirname") || row_is(i, "dbfilename")) &&
         (strchr(v, '/') || strchr(v, '\\'))) {
-        snprintf(err, el, row_is(i, "appenddirname") ? "appenddirname can't be a path, just a dirname"
-                          : row_is(i, "dbfilename")  ? "dbfilename can't be a path, just a filename"
-                                                     : "appendfilename can't be a path, just a filename");
+        snprintf(err, el,
+                 row_is(i, "appenddirname") ? "appenddirname can't be a path, just a dirname"
+                 : row_is(i, "dbfilename")  ? "dbfilename can't be a path, just a filename"
+                                            : "appendfilename can't be a path, just a filename");
         return -1;
     }
     if (row_is(i, "maxmemory-policy")) {

@@ -50,8 +50,8 @@ enum {
     X("rdbcompression", rdbcompression, CT_BOOL, "yes", 0, 0, 1)                                                       \
     X("rdbchecksum", rdbchecksum, CT_BOOL, "yes", 0, 0, 1)                                                             \
     X("stop-writes-on-bgsave-error", stop_writes_on_bgsave_error, CT_BOOL, "yes", 0, 0, 1)                             \
-    X("rdb-key-save-delay", rdb_key_save_delay, CT_INT, "0", INT32_MIN, INT32_MAX, CFG_MUTABLE | CFG_HIDDEN)          \
-    X("key-load-delay", key_load_delay, CT_INT, "0", INT32_MIN, INT32_MAX, CFG_MUTABLE | CFG_HIDDEN)                  \
+    X("rdb-key-save-delay", rdb_key_save_delay, CT_INT, "0", INT32_MIN, INT32_MAX, CFG_MUTABLE | CFG_HIDDEN)           \
+    X("key-load-delay", key_load_delay, CT_INT, "0", INT32_MIN, INT32_MAX, CFG_MUTABLE | CFG_HIDDEN)                   \
     X("hugepages", hugepages, CT_ENUM, "never", 0, 0, CFG_FIXED)                                                       \
     X("proto-max-bulk-len", proto_max_bulk_len, CT_MEM, "512mb", 1024 * 1024, INT64_MAX, 1)                            \
     X("client-query-buffer-limit", client_query_buffer_limit, CT_MEM, "1gb", 1024 * 1024, INT64_MAX, 1)                \

@@ -49,7 +49,7 @@
     } while (0)
 
 static char workdir[4096];
-static buf saved_config[64]; /* CONFIG GET value of every directive at start */
+static buf saved_config[128]; /* CONFIG GET value of every directive at start */
 static int nsaved;
 
 /* ---- reply validation ---- */
@@ -172,7 +172,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
             abort();
         }
     }
-    nsaved = config_count() < 64 ? config_count() : 64;
+    nsaved = config_count() < 128 ? config_count() : 128;
     for (int i = 0; i < nsaved; i++) {
         config_value(i, &saved_config[i]);
         buf_addc(&saved_config[i], 0);
