@@ -58,6 +58,10 @@ typedef int cmd_keys_fn(int argc, const char **argv, const size_t *argl, int *po
  * the key positions as if there were no route function. */
 typedef int cmd_route_fn(int argc, const char **argv, const size_t *argl, int nshards);
 enum { ROUTE_ALL = -2, ROUTE_KEYS = -3 };
+/* How a multi-key command splits over shards (cmd/split.c): each shard runs
+ * the command on its own keys (with their values, for step 2), and the
+ * replies combine into one. */
+enum { SPLIT_NONE, SPLIT_SUM /* integers added */, SPLIT_OK /* +OK */, SPLIT_ARRAY /* elements in key order */ };
 
 typedef struct command {
     const char *name;  /* lowercase; subcommands "config|get" */
@@ -67,6 +71,7 @@ typedef struct command {
     int first, last, step; /* key positions; last < 0 counts from the end */
     cmd_keys_fn *keys;     /* overrides first/last/step when set */
     cmd_route_fn *route;   /* keyless single-shard routing (see above) */
+    int split;             /* SPLIT_*: runs as one part per shard */
     const char *group;     /* COMMAND DOCS group: string, generic, server... */
     const char *summary;
     const char *since;

@@ -3,6 +3,7 @@
 #include "cmd/aof_log.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
+#include "cmd/split.h"
 #include "lib/clock.h"
 #include "lib/mem.h"
 #include "persist/aof.h"
@@ -131,9 +132,23 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
             send_batch(s, ids[0], cmd, argc, argv, argl, discard); /* blocking ones run at home (block.h) */
             return;
         }
+        if (n > 1 && cmd->split && split_route(s, cmd, argc, argv, argl, discard)) return;
         if (n > 1 || (n == 1 && ids[0] != s->sh->id)) {
             tx_begin(s, cmd, argc, argv, argl, ids, n, discard);
             return;
+        }
+        if (__builtin_expect(s->sh->sq_head != NULL, 0)) { /* transactions hold keys here */
+            if (cmd->flags & (CMD_EXEC | CMD_BLOCKING)) {
+                /* EXEC's and a blocking command's keys are known only as they
+                 * run: they take this whole shard in the queue's order */
+                int self = s->sh->id;
+                tx_begin(s, cmd, argc, argv, argl, &self, 1, discard);
+                return;
+            }
+            if (tx_must_wait(s->sh, cmd, argc, argv, argl, s->db)) {
+                tx_hold_local(s->sh, s, cmd, argc, argv, argl, discard);
+                return;
+            }
         }
     }
     run_local(s, cmd, argc, argv, argl, out);

@@ -576,13 +576,13 @@ static void type_cmd(cmd_ctx *c) {
 }
 
 static const command rows[] = {
-    {.name = "del", .proc = del_cmd, .arity = -2, .flags = CMD_WRITE, .first = 1, .last = -1, .step = 1,
+    {.name = "del", .proc = del_cmd, .arity = -2, .flags = CMD_WRITE, .first = 1, .last = -1, .step = 1, .split = SPLIT_SUM,
      .group = "generic", .since = "1.0.0", .acl = "keyspace write slow", .summary = "Delete a key"},
     {.name = "unlink", .proc = del_cmd, .arity = -2, .flags = CMD_WRITE | CMD_FAST, .first = 1, .last = -1,
-     .step = 1, .group = "generic", .since = "4.0.0", .acl = "keyspace write fast",
+     .step = 1, .split = SPLIT_SUM, .group = "generic", .since = "4.0.0", .acl = "keyspace write fast",
      .summary = "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking."},
     {.name = "exists", .proc = exists_cmd, .arity = -2, .flags = CMD_READONLY | CMD_FAST, .first = 1, .last = -1,
-     .step = 1, .group = "generic", .since = "1.0.0", .acl = "keyspace read fast", .summary = "Determine if a key exists"},
+     .step = 1, .split = SPLIT_SUM, .group = "generic", .since = "1.0.0", .acl = "keyspace read fast", .summary = "Determine if a key exists"},
     {.name = "dbsize", .proc = dbsize_cmd, .arity = 1, .flags = CMD_READONLY | CMD_FAST | CMD_ALLSHARDS,
      .group = "server", .since = "1.0.0", .acl = "keyspace read fast",
      .summary = "Return the number of keys in the selected database"},
@@ -596,7 +596,7 @@ static const command rows[] = {
      .step = 1, .group = "generic", .since = "1.0.0", .acl = "keyspace read fast",
      .summary = "Determine the type stored at key"},
     {.name = "touch", .proc = touch_cmd, .arity = -2, .flags = CMD_READONLY | CMD_FAST, .first = 1, .last = -1,
-     .step = 1, .group = "generic", .since = "3.2.1", .acl = "keyspace read fast",
+     .step = 1, .split = SPLIT_SUM, .group = "generic", .since = "3.2.1", .acl = "keyspace read fast",
      .summary = "Alters the last access time of a key(s). Returns the number of existing keys specified."},
     {.name = "scan", .proc = scan_cmd, .arity = -2, .flags = CMD_READONLY | CMD_RANDOM, .route = scan_route,
      .group = "generic", .since = "2.8.0", .acl = "keyspace read slow", .summary = "Incrementally iterate the keys space"},

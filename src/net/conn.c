@@ -175,7 +175,7 @@ void conn_process(conn *c) {
         conn_close(c);
         return;
     }
-    while (!c->closed && !c->waiting && !c->blocked && !(c->s.flags & SESS_CLOSE_AFTER_REPLY)) {
+    while (!c->closed && !c->waiting && !c->held && !c->blocked && !(c->s.flags & SESS_CLOSE_AFTER_REPLY)) {
         if (sh->locked_by) {
             shard_add_pending(sh, c);
             break;
@@ -244,7 +244,7 @@ void conn_on_readable(conn *c) {
         conn_close(c);
         return;
     }
-    if (c->waiting || c->blocked || c->in_pending) return;
+    if (c->waiting || c->held || c->blocked || c->in_pending) return;
     conn_process(c);
 }
 

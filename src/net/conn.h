@@ -64,6 +64,7 @@ typedef struct conn {
     slot *sq_head, *sq_tail;
     int inflight;          /* remote commands and transactions outstanding */
     struct tx *waiting;    /* transaction this connection waits for */
+    int held;              /* its command waits for key locks (shard/tx.h) */
     struct blocked *blocked; /* blocking command waiting for a key (shard/block.h) */
     struct blocked *rerun;   /* blocked command handed back: run it again first */
     struct conn *all_next, *all_prev;

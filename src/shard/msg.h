@@ -4,17 +4,28 @@
  *   BATCH      commands of one loop turn for keys on the receiver; the
  *              receiver runs them, writes each reply into the same message
  *              and sends it back as BATCH_DONE.
- *   LOCK       a transaction asks for the receiver's lock; GRANT answers.
- *   UNLOCK     the transaction is over; the receiver runs what waited.
  *   UNBLOCK    a blocked client of the receiver was served (shard/block.h).
- *   CALL       run fn(arg) on the receiver while the caller holds its lock
- *              (per-shard work of a transaction); answered by CALL_DONE. */
+ *   SCHED .. CANCELLED  a transaction part moving between its coordinator
+ *              and its shard (shard/tx.h): the message is the part's own. */
 #ifndef SHOAL_MSG_H
 #define SHOAL_MSG_H
 #include "lib/buf.h"
 #include <stdint.h>
 
-enum { SM_BATCH, SM_BATCH_DONE, SM_LOCK, SM_GRANT, SM_UNLOCK, SM_UNBLOCK };
+enum {
+    SM_BATCH,
+    SM_BATCH_DONE,
+    SM_UNBLOCK,
+    /* to a part's shard */
+    SM_SCHED,
+    SM_EXEC,
+    SM_RELEASE,
+    SM_CANCEL,
+    /* to its coordinator */
+    SM_GRANTED, /* or refused: part->failed */
+    SM_EXEC_DONE,
+    SM_CANCELLED,
+};
 
 struct conn;
 struct slot;
@@ -39,9 +50,8 @@ typedef struct msg {
     /* SM_BATCH */
     batch_item *items;
     uint32_t nitems, cap;
+    uint32_t done_items; /* items already run (a batch held halfway) */
     buf args, replies;
-    /* lock messages */
-    struct tx *tx;
     /* SM_UNBLOCK */
     struct blocked *blk;
 } msg;

@@ -182,18 +182,11 @@ void shard_flush(shard *s) {
     s->out_dirty = again;
 }
 
-static void defer(shard *s, msg *m) {
-    m->next = NULL;
-    if (s->deferred_tail) s->deferred_tail->next = m;
-    else s->deferred_head = m;
-    s->deferred_tail = m;
-}
-
-static void run_batch(shard *s, msg *m) {
+int shard_run_batch_items(shard *s, msg *m, int check) {
     const char *sargv[16];
     size_t sargl[16];
-    for (uint32_t i = 0; i < m->nitems; i++) {
-        batch_item *it = &m->items[i];
+    for (; m->done_items < m->nitems; m->done_items++) {
+        batch_item *it = &m->items[m->done_items];
         const char **argv = sargv;
         size_t *argl = sargl;
         if (it->argc > 16) {
@@ -201,15 +194,48 @@ static void run_batch(shard *s, msg *m) {
             argl = zmalloc(sizeof(size_t) * it->argc);
         }
         msg_batch_args(m, it, argv, argl);
-        it->reply = m->replies.len;
-        cmd_ctx c = {.sh = s, .cmd = it->cmd, .argc = (int)it->argc, .argv = argv, .argl = argl,
-                     .dbid = it->dbid, .resp = it->resp, .out = &m->replies};
-        exec_command(&c);
-        it->reply_len = m->replies.len - it->reply;
+        int wait = check && tx_must_wait(s, it->cmd, (int)it->argc, argv, argl, (int)it->dbid);
+        if (!wait) {
+            /* a held command of this shard's own connection runs in its session */
+            session *sess = m->from == s->id && it->conn && !it->conn->closed ? &it->conn->s : NULL;
+            it->reply = m->replies.len;
+            cmd_ctx c = {.sh = s, .sess = sess, .cmd = it->cmd, .argc = (int)it->argc, .argv = argv, .argl = argl,
+                         .dbid = it->dbid, .resp = it->resp, .out = &m->replies};
+            exec_command(&c);
+            it->reply_len = m->replies.len - it->reply;
+        }
         if (argv != sargv) {
             zfree(argv);
             zfree(argl);
         }
+        if (wait) return 0;
+    }
+    return 1;
+}
+
+static void batch_done(shard *s, msg *m) {
+    int own = m->from == s->id; /* held commands of this shard's connections */
+    for (uint32_t i = 0; i < m->nitems; i++) {
+        batch_item *it = &m->items[i];
+        conn *c = it->conn;
+        buf_add(&it->slot->data, m->replies.p + it->reply, it->reply_len);
+        it->slot->ready = 1;
+        c->inflight--;
+        if (own) c->held = 0;
+        if (!c->closed) {
+            conn_slots_flush(c);
+            if (own) shard_add_pending(s, c);
+        } else {
+            conn_release_if_done(c);
+        }
+    }
+    msg_free(m);
+}
+
+void shard_batch_reply(shard *s, msg *m) {
+    if (m->from == s->id) {
+        batch_done(s, m);
+        return;
     }
     m->type = SM_BATCH_DONE;
     int to = m->from;
@@ -217,55 +243,12 @@ static void run_batch(shard *s, msg *m) {
     shard_send(s, to, m);
 }
 
-static void batch_done(shard *s, msg *m) {
-    (void)s;
-    for (uint32_t i = 0; i < m->nitems; i++) {
-        batch_item *it = &m->items[i];
-        conn *c = it->conn;
-        buf_add(&it->slot->data, m->replies.p + it->reply, it->reply_len);
-        it->slot->ready = 1;
-        c->inflight--;
-        if (!c->closed) conn_slots_flush(c);
-        else conn_release_if_done(c);
-    }
-    msg_free(m);
-}
-
-void shard_process_deferred(shard *s) {
-    while (!s->locked_by && s->deferred_head) {
-        msg *m = s->deferred_head;
-        s->deferred_head = m->next;
-        if (!s->deferred_head) s->deferred_tail = NULL;
-        if (m->type == SM_LOCK) tx_lock_request(s, m);
-        else run_batch(s, m);
-    }
-}
-
 static void handle(shard *s, msg *m) {
     switch (m->type) {
-    case SM_BATCH:
-        if (s->locked_by || s->deferred_head) defer(s, m);
-        else run_batch(s, m);
-        break;
+    case SM_BATCH: tx_batch_arrived(s, m); break;
     case SM_BATCH_DONE: batch_done(s, m); break;
-    case SM_LOCK:
-        if (s->locked_by || s->deferred_head) defer(s, m);
-        else tx_lock_request(s, m);
-        break;
-    case SM_GRANT: {
-        tx *t = m->tx;
-        msg_free(m);
-        tx_granted(s, t);
-        break;
-    }
-    case SM_UNLOCK: {
-        tx *t = m->tx;
-        msg_free(m);
-        tx_unlock(s, t);
-        break;
-    }
     case SM_UNBLOCK: block_on_message(s, m); break;
-    default: msg_free(m); break;
+    default: tx_on_message(s, m); break;
     }
 }
 
@@ -541,7 +524,8 @@ static void *shard_main(void *arg) {
     while (!stopping) {
         int timeout = 0;
         int walking = s->snap && !s->locked_by; /* a background save wants turns */
-        if (!s->out_dirty && !s->write_head && !(s->pending_head && !s->locked_by) && !(walking && !snap_backlogged(s))) {
+        if (!s->out_dirty && !s->write_head && !s->sched_dirty && !(s->pending_head && !s->locked_by) &&
+            !(walking && !snap_backlogged(s))) {
             int64_t now = mstime();
             int64_t left = s->next_cron - now;
             int64_t b = block_next_deadline(s);
@@ -573,6 +557,7 @@ static void *shard_main(void *arg) {
             }
         }
         if (nshards > 1) shard_drain_inbox(s);
+        if (s->sched_dirty) tx_settle(s);
         if (s->block_head) block_check_timeouts(s, s->now_ms);
         if (!s->locked_by) shard_run_pending(s);
         if (s->now_ms >= s->next_cron) {
@@ -580,6 +565,7 @@ static void *shard_main(void *arg) {
             s->next_cron = s->now_ms + period;
             period = 1000 / cfg_get(hz);
         }
+        if (s->sched_dirty) tx_settle(s);
         shard_flush(s);
         conn_write_all(s);
         if (s->snap && !s->locked_by) snap_step(s); /* after the replies, which it would hold back a step */

@@ -11,6 +11,7 @@
 #include "lib/ring.h"
 #include "lib/util.h"
 #include "shard/db.h"
+#include "shard/lock.h"
 #include <pthread.h>
 #include <stdint.h>
 
@@ -18,6 +19,7 @@
 
 struct msg;
 struct tx;
+struct tx_part;
 struct conn;
 struct snap_part;
 
@@ -36,8 +38,14 @@ typedef struct shard {
     outbox out[MAX_SHARDS];
     int out_dirty;           /* some outbox has something to send */
 
-    struct tx *locked_by;                  /* transaction holding this shard */
-    struct msg *deferred_head, *deferred_tail; /* work waiting for the unlock */
+    /* transaction parts queued here, in arrival order (shard/tx.c) */
+    struct tx_part *sq_head, *sq_tail;
+    int sq_waiting, sq_whole; /* parts not granted yet / locking the whole shard */
+    uint64_t sq_max;          /* highest txid queued since the queue was last empty */
+    int sched_dirty;          /* a part left: something may be granted */
+    int held_from[MAX_SHARDS]; /* held batches per sender */
+    lock_tab locks;           /* the queued parts' key intents */
+    struct tx *locked_by;     /* transaction holding the whole shard */
     struct conn *pending_head, *pending_tail;  /* connections with unprocessed input */
     struct conn *write_head;                   /* connections with replies to write */
     struct conn *conns;                        /* every connection of this shard */
@@ -99,8 +107,12 @@ uint64_t shard_rand(shard *s);
 void shard_send(shard *from, int to, struct msg *m);
 /* Sends every outbox and rings doorbells. */
 void shard_flush(shard *s);
-/* Lock/unlock of this shard by a transaction (see tx.c). */
-void shard_process_deferred(shard *s);
+/* Runs batch m's items from m->done_items on; with check, stops before the
+ * first whose keys are locked (tx_must_wait) and returns 0, else 1. */
+int shard_run_batch_items(shard *s, struct msg *m, int check);
+/* A batch has run: back to its sender (or, from this shard itself, into
+ * its connections' reply slots). */
+void shard_batch_reply(shard *s, struct msg *m);
 /* Inbox processing: executes batches, grants locks, delivers results. */
 int shard_drain_inbox(shard *s);
 /* Periodic work: active expiry, rehash, client timeouts, stats. */

@@ -1,23 +1,447 @@
-/* tx.c - see tx.h. */
+/* tx.c - see tx.h. Two sides: the coordinator (the connection's shard),
+ * which sends a transaction's parts and gathers their answers, and each
+ * shard's queue of parts, which grants them. A part on the coordinator's
+ * own shard is handed over by a direct call instead of a message. */
 #include "shard/tx.h"
 #include "cmd/dispatch.h"
 #include "lib/mem.h"
 #include "persist/aof.h"
-#include "shard/msg.h"
+#include "shard/lock.h"
 
-static void tx_advance(tx *t);
+enum { TXP_SCHED, TXP_CANCEL, TXP_EXEC };
 
-/* A transaction with its arguments copied (the query buffer may move while
- * we wait for the locks). */
-static tx *tx_new(shard *sh, const command *cmd, int argc, const char **argv, const size_t *argl, const int *ids,
-                  int n) {
+static uint64_t tx_seq = 1; /* atomic: the global order */
+
+static void coord_on(shard *sh, tx_part *p);
+static void part_on(shard *sh, tx_part *p);
+
+/* ---- moving a part between coordinator and shard ---- */
+
+static void to_part(tx *t, tx_part *p, int type) {
+    shard *sh = t->coord;
+    p->m.type = (uint8_t)type;
+    p->m.from = (uint8_t)sh->id;
+    if (p->shard == sh->id) part_on(sh, p);
+    else shard_send(sh, p->shard, &p->m); /* the part is the receiver's now */
+}
+
+static void to_coord(shard *sh, tx_part *p, int type) {
+    shard *coord = p->t->coord;
+    p->m.type = (uint8_t)type;
+    p->m.from = (uint8_t)sh->id;
+    if (coord == sh) coord_on(sh, p);
+    else shard_send(sh, coord->id, &p->m);
+}
+
+static void part_free(tx_part *p) {
+    zfree(p->m.items);
+    buf_free(&p->m.args);
+    buf_free(&p->m.replies);
+    zfree(p->keys);
+    zfree(p);
+}
+
+/* ---- a shard's queue ---- */
+
+static int parts_conflict(const tx_part *a, const tx_part *b) {
+    if (a->whole || b->whole) return 1;
+    if (!a->t && !b->t && a->src == b->src) return 1; /* one sender's held batches keep their order */
+    for (uint32_t i = 0; i < a->nkeys; i++)
+        for (uint32_t j = 0; j < b->nkeys; j++)
+            if (a->keys[i].h == b->keys[j].h && (a->keys[i].x || b->keys[j].x)) return 1;
+    return 0;
+}
+
+/* Conflicts with some part already queued. */
+static int conflicts_now(const shard *sh, const tx_part *p) {
+    if (!sh->sq_head) return 0;
+    if (p->whole || sh->sq_whole) return 1;
+    if (!p->t && sh->held_from[p->src]) return 1;
+    for (uint32_t i = 0; i < p->nkeys; i++)
+        if (lock_conflicts(&sh->locks, p->keys[i].h, p->keys[i].x)) return 1;
+    return 0;
+}
+
+static int grantable(const shard *sh, const tx_part *p) {
+    for (const tx_part *q = sh->sq_head; q && q != p; q = q->sq_next)
+        if (parts_conflict(q, p)) return 0;
+    return 1;
+}
+
+static void enqueue(shard *sh, tx_part *p) {
+    p->sq_next = NULL;
+    p->sq_prev = sh->sq_tail;
+    if (sh->sq_tail) sh->sq_tail->sq_next = p;
+    else sh->sq_head = p;
+    sh->sq_tail = p;
+    for (uint32_t i = 0; i < p->nkeys; i++) lock_add(&sh->locks, p->keys[i].h, p->keys[i].x);
+    if (p->whole) sh->sq_whole++;
+    if (!p->t) sh->held_from[p->src]++;
+    if (p->txid > sh->sq_max) sh->sq_max = p->txid;
+    sh->sq_waiting++;
+    p->queued = 1;
+}
+
+static void dequeue(shard *sh, tx_part *p) {
+    if (!p->queued) return;
+    p->queued = 0;
+    if (p->sq_prev) p->sq_prev->sq_next = p->sq_next;
+    else sh->sq_head = p->sq_next;
+    if (p->sq_next) p->sq_next->sq_prev = p->sq_prev;
+    else sh->sq_tail = p->sq_prev;
+    for (uint32_t i = 0; i < p->nkeys; i++) lock_del(&sh->locks, p->keys[i].h, p->keys[i].x);
+    if (p->whole) {
+        sh->sq_whole--;
+        if (p->granted) sh->locked_by = NULL;
+    }
+    if (!p->t) sh->held_from[p->src]--;
+    if (!p->granted) sh->sq_waiting--;
+    if (!sh->sq_head) sh->sq_max = 0;
+    sh->sched_dirty = 1;
+}
+
+static void grant(shard *sh, tx_part *p) {
+    p->granted = 1;
+    sh->sq_waiting--;
+    if (!p->t) { /* a held batch: run it, leave, answer its sender */
+        msg *m = p->held;
+        shard_run_batch_items(sh, m, 0);
+        dequeue(sh, p);
+        zfree(p->keys);
+        zfree(p);
+        shard_batch_reply(sh, m);
+        return;
+    }
+    if (p->whole) sh->locked_by = p->t;
+    if (p->armed) shard_run_batch_items(sh, &p->m, 0);
+    to_coord(sh, p, SM_GRANTED);
+}
+
+/* SCHED: queue the part, or refuse it when it would wait for a part with a
+ * higher txid (that order of waiting is the one that cannot cycle). */
+static void arrive(shard *sh, tx_part *p) {
+    int conflict = conflicts_now(sh, p);
+    if (conflict && p->txid < sh->sq_max) {
+        p->failed = 1;
+        to_coord(sh, p, SM_GRANTED);
+        return;
+    }
+    enqueue(sh, p);
+    if (!conflict) grant(sh, p);
+}
+
+static void part_on(shard *sh, tx_part *p) {
+    switch (p->m.type) {
+    case SM_SCHED: arrive(sh, p); break;
+    case SM_EXEC:
+        shard_run_batch_items(sh, &p->m, 0);
+        dequeue(sh, p);
+        to_coord(sh, p, SM_EXEC_DONE);
+        break;
+    case SM_RELEASE:
+        dequeue(sh, p);
+        part_free(p);
+        break;
+    case SM_CANCEL:
+        dequeue(sh, p);
+        to_coord(sh, p, SM_CANCELLED);
+        break;
+    }
+}
+
+void tx_settle(shard *sh) {
+    while (sh->sched_dirty) {
+        sh->sched_dirty = 0;
+        if (!sh->sq_waiting) break;
+        tx_part *p = sh->sq_head;
+        while (p) {
+            if (!p->granted && grantable(sh, p)) {
+                grant(sh, p); /* may change the queue: start over */
+                p = sh->sq_head;
+                continue;
+            }
+            p = p->sq_next;
+        }
+    }
+}
+
+/* ---- held commands (outside transactions) ---- */
+
+typedef struct key_sink {
+    tx_part *p;
+    int dbid, x;
+} key_sink;
+
+static void add_key(tx_part *p, uint64_t h, int x) {
+    if (p->nkeys == p->capkeys) {
+        p->capkeys = p->capkeys ? p->capkeys * 2 : 4;
+        p->keys = zrealloc(p->keys, sizeof(tx_key) * p->capkeys);
+    }
+    p->keys[p->nkeys].h = h;
+    p->keys[p->nkeys].x = (uint8_t)x;
+    p->nkeys++;
+}
+
+static void sink_key(void *ud, const char *key, size_t klen) {
+    key_sink *k = ud;
+    add_key(k->p, lock_hash(k->dbid, key, klen), k->x);
+}
+
+typedef struct key_probe {
+    const shard *sh;
+    int dbid, x, hit;
+} key_probe;
+
+static void probe_key(void *ud, const char *key, size_t klen) {
+    key_probe *k = ud;
+    if (!k->hit) k->hit = lock_conflicts(&k->sh->locks, lock_hash(k->dbid, key, klen), k->x);
+}
+
+int tx_must_wait(shard *sh, const command *cmd, int argc, const char **argv, const size_t *argl, int dbid) {
+    if (!sh->sq_head) return 0;
+    if (sh->locked_by) return 1;
+    if (cmd->flags & CMD_SESSION) return 0;
+    key_probe k = {.sh = sh, .dbid = dbid, .x = (cmd->flags & CMD_WRITE) != 0};
+    cmd_each_key(cmd, argc, argv, argl, probe_key, &k);
+    return k.hit;
+}
+
+/* Queues what is left of batch m (its items from m->done_items on) as a
+ * held part whose keys are every key those items name. */
+static void hold_batch(shard *sh, msg *m) {
+    tx_part *p = zcalloc(sizeof *p);
+    p->held = m;
+    p->src = m->from;
+    p->shard = sh->id;
+    p->txid = sh->sq_max;
+    const char *sargv[16];
+    size_t sargl[16];
+    for (uint32_t i = m->done_items; i < m->nitems; i++) {
+        batch_item *it = &m->items[i];
+        if (it->cmd->flags & CMD_SESSION) continue;
+        const char **argv = it->argc > 16 ? zmalloc(sizeof(char *) * it->argc) : sargv;
+        size_t *argl = it->argc > 16 ? zmalloc(sizeof(size_t) * it->argc) : sargl;
+        msg_batch_args(m, it, argv, argl);
+        key_sink k = {.p = p, .dbid = (int)it->dbid, .x = (it->cmd->flags & CMD_WRITE) != 0};
+        cmd_each_key(it->cmd, (int)it->argc, argv, argl, sink_key, &k);
+        if (argv != sargv) {
+            zfree(argv);
+            zfree(argl);
+        }
+    }
+    enqueue(sh, p);
+    sh->sched_dirty = 1; /* tx_settle grants it when nothing before it conflicts */
+}
+
+void tx_batch_arrived(shard *sh, msg *m) {
+    int free_path = !sh->sq_head || (!sh->held_from[m->from] && !sh->locked_by);
+    if (free_path && shard_run_batch_items(sh, m, sh->sq_head != NULL)) {
+        shard_batch_reply(sh, m);
+        return;
+    }
+    hold_batch(sh, m);
+}
+
+void tx_hold_local(shard *sh, session *s, const command *cmd, int argc, const char **argv, const size_t *argl,
+                   int discard) {
+    msg *m = msg_new(SM_BATCH, sh->id);
+    batch_item *it = msg_batch_add(m, cmd, argc, argv, argl);
+    it->conn = s->conn;
+    it->slot = conn_pending_slot(s->conn);
+    it->slot->discard = discard;
+    it->dbid = (uint32_t)s->db;
+    it->resp = (uint8_t)s->resp;
+    s->conn->inflight++;
+    s->conn->held = 1;
+    hold_batch(sh, m);
+}
+
+/* ---- the coordinator ---- */
+
+static void schedule(tx *t);
+
+/* Phases send to every part, and a part on this shard may answer at once;
+ * one extra count held while sending keeps the phase from ending early. */
+static void phase_start(tx *t, int phase) {
+    t->phase = phase;
+    t->outstanding = 1;
+}
+
+static void phase_send(tx *t, tx_part *p, int type) {
+    t->outstanding++;
+    to_part(t, p, type);
+}
+
+static void phase_step(tx *t);
+static void phase_end(tx *t) {
+    if (--t->outstanding == 0) phase_step(t);
+}
+
+static buf *tx_out(tx *t) { return t->slot ? &t->slot->data : &t->result; }
+
+/* The transaction's reply is written: the connection goes on. */
+static void tx_done(tx *t) {
+    shard *sh = t->coord;
+    conn *o = t->owner;
+    if (o) {
+        if (!t->blocked) t->slot->ready = 1;
+        o->waiting = NULL;
+        o->inflight--;
+        if (!o->closed) {
+            conn_slots_flush(o);
+            shard_add_pending(sh, o);
+        }
+    }
+    for (int i = 0; i < t->n; i++)
+        if (t->parts[i]) part_free(t->parts[i]);
+    buf_free(&t->result);
+    buf_free(&t->args);
+    zfree(t->argv);
+    zfree(t->argl);
+    zfree(t->plan);
+    zfree(t);
+    if (o) conn_release_if_done(o);
+}
+
+static void release_all(tx *t) {
+    for (int i = 0; i < t->n; i++) {
+        tx_part *p = t->parts[i];
+        t->parts[i] = NULL;
+        to_part(t, p, SM_RELEASE);
+    }
+}
+
+static void run_whole(tx *t) {
+    shard *sh = t->coord;
+    cmd_ctx c = {.sh = sh, .sess = t->sess, .tx = t, .cmd = t->cmd, .argc = t->argc,
+                 .argv = t->argv, .argl = t->argl, .dbid = t->dbid, .resp = t->resp, .out = tx_out(t)};
+    aof_tx_begin(sh); /* AOF: what this runs is one MULTI/EXEC block, written before the RELEASEs leave */
+    exec_command(&c);
+    aof_tx_end(sh);
+}
+
+static void phase_step(tx *t) {
+    switch (t->phase) {
+    case TXP_SCHED:
+        if (t->fails) {
+            phase_start(t, TXP_CANCEL);
+            for (int i = 0; i < t->n; i++)
+                if (!t->parts[i]->failed) phase_send(t, t->parts[i], SM_CANCEL);
+            phase_end(t);
+        } else if (t->whole) {
+            run_whole(t);
+            release_all(t);
+            tx_done(t);
+        } else if (t->armed) {
+            t->merge(t, tx_out(t));
+            release_all(t);
+            tx_done(t);
+        } else {
+            phase_start(t, TXP_EXEC);
+            for (int i = 0; i < t->n; i++) phase_send(t, t->parts[i], SM_EXEC);
+            phase_end(t);
+        }
+        break;
+    case TXP_CANCEL:
+        t->retries++;
+        schedule(t);
+        break;
+    case TXP_EXEC:
+        t->merge(t, tx_out(t));
+        tx_done(t);
+        break;
+    }
+}
+
+static void coord_on(shard *sh, tx_part *p) {
+    (void)sh;
+    tx *t = p->t;
+    if (p->m.type == SM_GRANTED && p->failed) t->fails++;
+    phase_end(t);
+}
+
+static void schedule(tx *t) {
+    t->txid = __atomic_fetch_add(&tx_seq, 1, __ATOMIC_RELAXED);
+    t->fails = 0;
+    phase_start(t, TXP_SCHED);
+    for (int i = 0; i < t->n; i++) {
+        tx_part *p = t->parts[i];
+        p->txid = t->txid;
+        p->whole = (uint8_t)t->whole;
+        p->armed = (uint8_t)t->armed;
+        p->granted = p->failed = 0;
+        p->m.done_items = 0;
+        p->m.replies.len = 0;
+        phase_send(t, p, SM_SCHED);
+    }
+    phase_end(t);
+}
+
+static tx *tx_alloc(shard *sh, const command *cmd) {
     tx *t = zcalloc(sizeof *t);
     t->coord = sh;
-    memcpy(t->ids, ids, sizeof(int) * (size_t)n);
-    t->n = n;
     t->cmd = cmd;
-    t->argc = argc;
     t->resp = 2;
+    sh->stat_tx++;
+    return t;
+}
+
+static void attach(tx *t, session *s, int discard) {
+    t->owner = s->conn;
+    t->sess = s;
+    t->dbid = s->db;
+    t->resp = s->resp;
+    t->slot = conn_pending_slot(s->conn);
+    t->slot->discard = discard;
+    s->conn->waiting = t;
+    s->conn->inflight++;
+}
+
+tx_part *tx_part_of(tx *t, int shard) {
+    for (int i = 0; i < t->n; i++)
+        if (t->ids[i] == shard) return t->parts[i];
+    tx_part *p = zcalloc(sizeof *p);
+    p->t = t;
+    p->shard = shard;
+    t->ids[t->n] = shard;
+    t->parts[t->n++] = p;
+    return p;
+}
+
+void tx_part_key(tx_part *p, int dbid, const char *key, size_t klen, int exclusive) {
+    add_key(p, lock_hash(dbid, key, klen), exclusive);
+}
+
+batch_item *tx_part_add(tx_part *p, const command *cmd, int argc, const char **argv, const size_t *argl, int dbid,
+                        int resp) {
+    batch_item *it = msg_batch_add(&p->m, cmd, argc, argv, argl);
+    it->dbid = (uint32_t)dbid;
+    it->resp = (uint8_t)resp;
+    return it;
+}
+
+const char *tx_part_reply(const tx *t, int i, int k, size_t *len) {
+    const msg *m = &t->parts[i]->m;
+    *len = m->items[k].reply_len;
+    return m->replies.p + m->items[k].reply;
+}
+
+tx *tx_create(session *s, const command *cmd, int discard) {
+    tx *t = tx_alloc(s->sh, cmd);
+    attach(t, s, discard);
+    return t;
+}
+
+void tx_run_split(tx *t, int armed, tx_merge_fn *merge) {
+    t->armed = armed;
+    t->merge = merge;
+    schedule(t);
+}
+
+/* Whole-shard mode keeps the command itself, copied (the query buffer may
+ * move while the locks are being taken). */
+static void copy_args(tx *t, int argc, const char **argv, const size_t *argl) {
+    t->argc = argc;
     size_t total = 0;
     for (int i = 0; i < argc; i++) total += argl[i] + 1;
     buf_reserve(&t->args, total);
@@ -32,122 +456,36 @@ static tx *tx_new(shard *sh, const command *cmd, int argc, const char **argv, co
     }
     for (int i = 0; i < argc; i++) t->argv[i] = t->args.p + offs[i];
     zfree(offs);
-    sh->stat_tx++;
-    return t;
+}
+
+static void run_whole_tx(tx *t, const int *ids, int n) {
+    t->whole = 1;
+    for (int i = 0; i < n; i++) tx_part_of(t, ids[i]);
+    schedule(t);
 }
 
 void tx_begin(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, const int *ids,
               int n, int discard) {
-    tx *t = tx_new(s->sh, cmd, argc, argv, argl, ids, n);
-    t->owner = s->conn;
-    t->sess = s;
-    t->dbid = s->db;
-    t->resp = s->resp;
-    t->slot = conn_pending_slot(s->conn);
-    t->slot->discard = discard;
-    s->conn->waiting = t;
-    s->conn->inflight++;
-    tx_advance(t);
+    tx *t = tx_alloc(s->sh, cmd);
+    copy_args(t, argc, argv, argl);
+    attach(t, s, discard);
+    run_whole_tx(t, ids, n);
 }
 
 void tx_begin_internal(shard *sh, const command *cmd, int argc, const char **argv, const size_t *argl) {
     int ids[MAX_SHARDS];
     for (int i = 0; i < nshards; i++) ids[i] = i;
-    tx_advance(tx_new(sh, cmd, argc, argv, argl, ids, nshards));
+    tx *t = tx_alloc(sh, cmd);
+    copy_args(t, argc, argv, argl);
+    run_whole_tx(t, ids, nshards);
 }
 
-static void tx_finish(tx *t) {
-    shard *sh = t->coord;
-    cmd_ctx c = {.sh = sh, .sess = t->sess, .tx = t, .cmd = t->cmd, .argc = t->argc,
-                 .argv = t->argv, .argl = t->argl, .dbid = t->dbid, .resp = t->resp,
-                 .out = t->slot ? &t->slot->data : &t->result};
-    aof_tx_begin(sh); /* AOF: what this runs is one MULTI/EXEC block, written before the UNLOCKs leave */
-    exec_command(&c);
-    aof_tx_end(sh);
-    int self_locked = 0;
-    for (int i = 0; i < t->n; i++) {
-        if (t->ids[i] == sh->id) {
-            self_locked = 1;
-            continue;
-        }
-        msg *m = msg_new(SM_UNLOCK, sh->id);
-        m->tx = t;
-        shard_send(sh, t->ids[i], m);
+void tx_on_message(shard *sh, msg *m) {
+    tx_part *p = (tx_part *)m;
+    switch (m->type) {
+    case SM_GRANTED:
+    case SM_EXEC_DONE:
+    case SM_CANCELLED: coord_on(sh, p); break;
+    default: part_on(sh, p); break;
     }
-    shard_flush(sh);
-    conn *o = t->owner;
-    if (o) {
-        if (!t->blocked) t->slot->ready = 1;
-        o->waiting = NULL;
-        o->inflight--;
-        if (!o->closed) {
-            conn_slots_flush(o);
-            shard_add_pending(sh, o);
-        }
-    }
-    /* UNLOCK messages carry t only as a value to compare: freeing is safe. */
-    buf_free(&t->result);
-    buf_free(&t->args);
-    zfree(t->argv);
-    zfree(t->argl);
-    zfree(t);
-    if (self_locked) {
-        sh->locked_by = NULL;
-        shard_process_deferred(sh);
-    }
-    if (o) conn_release_if_done(o);
-}
-
-static void tx_advance(tx *t) {
-    shard *sh = t->coord;
-    while (t->next < t->n) {
-        int id = t->ids[t->next];
-        if (id == sh->id) {
-            if (!sh->locked_by && !sh->deferred_head) {
-                sh->locked_by = t;
-                t->next++;
-                continue;
-            }
-            msg *m = msg_new(SM_LOCK, sh->id);
-            m->tx = t;
-            m->next = NULL;
-            if (sh->deferred_tail) sh->deferred_tail->next = m;
-            else sh->deferred_head = m;
-            sh->deferred_tail = m;
-            return;
-        }
-        msg *m = msg_new(SM_LOCK, sh->id);
-        m->tx = t;
-        shard_send(sh, id, m);
-        shard_flush(sh);
-        return;
-    }
-    tx_finish(t);
-}
-
-void tx_lock_request(shard *sh, msg *m) {
-    tx *t = m->tx;
-    sh->locked_by = t;
-    if (m->from == sh->id) { /* our own transaction, granted from the queue */
-        msg_free(m);
-        t->next++;
-        tx_advance(t);
-        return;
-    }
-    m->type = SM_GRANT;
-    int to = m->from;
-    m->from = (uint8_t)sh->id;
-    shard_send(sh, to, m);
-    shard_flush(sh);
-}
-
-void tx_granted(shard *coord, tx *t) {
-    (void)coord;
-    t->next++;
-    tx_advance(t);
-}
-
-void tx_unlock(shard *sh, tx *t) {
-    if (sh->locked_by == t) sh->locked_by = NULL;
-    shard_process_deferred(sh);
 }

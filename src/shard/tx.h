@@ -1,29 +1,85 @@
-/* tx.h - atomic, isolated work over several shards.
+/* tx.h - atomic, isolated work over several shards: per-key intent locks,
+ * scheduled on every involved shard in one hop.
  *
- * Strict two-phase locking at shard granularity: the coordinator (the
- * connection's shard) asks each involved shard for its lock in ascending
- * shard order, one hop each; a shard that grants stops running other work
- * (its connections' commands and incoming batches wait in order) until the
- * UNLOCK. With every lock held, the coordinator runs the command itself over
- * the locked shards' data: the lock transfers ownership, and the ring's
- * release/acquire ordering makes the data visible. Acquiring in one global
- * order means no wait cycle, so no deadlock; holding every lock until the
- * end makes the whole command one point in every shard's history. MULTI/EXEC
- * and scripts reuse this: lock their shards, run their commands, unlock. */
+ * A transaction has one part per shard it touches. The coordinator (the
+ * connection's shard) takes a number from one global sequence (txid) and
+ * sends every part at once (SCHED). Each shard keeps the parts it holds in
+ * arrival order (its queue) and registers their keys in its intent table
+ * (lock.h): shared for reads, exclusive for writes, or the whole shard.
+ * A part is granted when no part before it in the queue conflicts with it.
+ *
+ *   coordinator            shard A                  shard B
+ *   txid = seq++
+ *   SCHED(A), SCHED(B) --> queue, intents, granted   queue, waits behind T0
+ *                          (reads: run now)          ... T0 ends: granted
+ *             <-- GRANTED (+ replies)  <-------------- GRANTED (+ replies)
+ *   reads:  gather replies, RELEASE(A, B)  (no reply waits for it)
+ *   writes: EXEC(A, B) --> run, release      run, release --> EXEC_DONE
+ *   whole:  run the command here over the shards' data, RELEASE
+ *
+ * Deadlock freedom: a part only ever waits for parts with a lower txid. A
+ * part that arrives at a shard where it conflicts with a part of a higher
+ * txid is refused (FAILED); the coordinator then cancels its other parts
+ * and schedules again with a new, higher txid. Every lock is held from its
+ * grant until all parts are granted (reads: until the RELEASE; writes:
+ * until each shard has run its part, which happens only after every part was
+ * granted), so the transaction is one point in every shard's history
+ * (two-phase locking).
+ *
+ * Commands outside transactions (single-key, or all keys on one shard) run
+ * when none of their keys has a conflicting intent; otherwise they are
+ * held as a part of their own (a "held" part, no coordinator) at the tail of
+ * the queue, so they keep their order with the transactions around them.
+ * A part that locks the whole shard (commands without a split: RENAME across
+ * shards, MULTI/EXEC, FLUSHALL, KEYS, ...) sets shard->locked_by while
+ * granted: the shard then runs nothing else, and the coordinator runs the
+ * unchanged handler over every locked shard's data (ctx_db finds them).
+ *
+ * shard/ knows no command by name: cmd/ builds the parts (which keys, which
+ * sub-commands) and gathers their replies through the merge callback. */
 #ifndef SHOAL_TX_H
 #define SHOAL_TX_H
 #include "cmd/cmd.h"
 #include "net/conn.h"
+#include "shard/msg.h"
 #include "shard/shard.h"
+
+typedef struct tx_key {
+    uint64_t h; /* lock_hash(db, key) */
+    uint8_t x;  /* exclusive */
+} tx_key;
+
+/* One shard's part of a transaction (or a held command batch). While it is
+ * queued on its shard, that shard's thread owns it; the message m moves it
+ * between coordinator and shard (one message about a part is in flight at
+ * a time), and m's batch holds the part's commands and their replies. */
+typedef struct tx_part {
+    msg m;              /* first: handle() gets &m back */
+    struct tx *t;       /* NULL: a held batch of the shard's own */
+    msg *held;          /* a held batch: the batch message (its sender's) */
+    struct tx_part *sq_prev, *sq_next;
+    uint64_t txid;
+    int shard, src;     /* where it runs; a held batch: who sent it */
+    uint8_t whole;      /* the whole shard, exclusive */
+    uint8_t armed;      /* run m's batch as soon as granted (read-only) */
+    uint8_t granted, failed, queued;
+    tx_key *keys;
+    uint32_t nkeys, capkeys;
+} tx_part;
+
+struct tx;
+/* Writes the command's reply from the parts' replies (cmd/ provides it). */
+typedef void tx_merge_fn(struct tx *t, buf *out);
 
 typedef struct tx {
     conn *owner;
     shard *coord;
-    int ids[MAX_SHARDS];
-    int n, next;
+    int ids[MAX_SHARDS]; /* shards involved; parts[i] runs on ids[i] */
+    tx_part *parts[MAX_SHARDS];
+    int n;
     const command *cmd;
     int argc;
-    const char **argv;
+    const char **argv; /* whole-shard mode: the command, copied */
     size_t *argl;
     buf args;
     int dbid, resp;
@@ -31,18 +87,51 @@ typedef struct tx {
     session *sess;
     int blocked; /* the command blocked: its slot waits for the wake-up */
     buf result;  /* the reply of an internal transaction (no connection) */
+    /* scheduling (coordinator thread) */
+    uint64_t txid;
+    int whole;        /* whole-shard locks: the coordinator runs cmd */
+    int armed;        /* read-only split: parts run when granted */
+    int phase;        /* TXP_* */
+    int outstanding;  /* parts whose answer this phase has not come */
+    int fails;        /* parts refused in the scheduling phase */
+    int retries;
+    tx_merge_fn *merge;
+    void *plan;       /* cmd/'s data for merge (freed with zfree) */
 } tx;
 
-/* Starts a transaction for a command of s over shards ids[0..n) (sorted). */
+/* Starts a whole-shard transaction for a command of s over shards
+ * ids[0..n): the coordinator runs the command once it holds them all. */
 void tx_begin(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, const int *ids,
               int n, int discard);
-/* The server's own transaction over every shard (a save rule firing):
- * no connection, the reply is dropped. */
+/* The server's own whole-shard transaction over every shard (a save rule
+ * firing): no connection, the reply is dropped. */
 void tx_begin_internal(shard *sh, const command *cmd, int argc, const char **argv, const size_t *argl);
-/* Shard sh received a LOCK request (or its own, from the deferred queue). */
-void tx_lock_request(shard *sh, struct msg *m);
-/* The coordinator received a GRANT. */
-void tx_granted(shard *coord, tx *t);
-/* Shard sh received UNLOCK. */
-void tx_unlock(shard *sh, tx *t);
+
+/* Split transactions (cmd/ plans them): create, add a part per shard with
+ * its keys and commands, then run. The connection waits for the reply. */
+tx *tx_create(session *s, const command *cmd, int discard);
+tx_part *tx_part_of(tx *t, int shard); /* the part on shard (created on first use) */
+void tx_part_key(tx_part *p, int dbid, const char *key, size_t klen, int exclusive);
+batch_item *tx_part_add(tx_part *p, const command *cmd, int argc, const char **argv, const size_t *argl, int dbid,
+                        int resp);
+/* Runs t; armed: the parts only read (they run as soon as granted). merge
+ * writes the reply once every part has run. */
+void tx_run_split(tx *t, int armed, tx_merge_fn *merge);
+/* The reply of part i's k-th command (valid until the merge returns). */
+const char *tx_part_reply(const tx *t, int i, int k, size_t *len);
+
+/* Receiving side, from the inbox (m is a part's message). */
+void tx_on_message(shard *sh, msg *m);
+/* A command batch from shard src (BATCH): runs now, or what cannot run yet
+ * is held behind the parts it conflicts with. */
+void tx_batch_arrived(shard *sh, msg *m);
+/* Whether a command outside transactions must wait (its keys have
+ * conflicting intents, or the shard is locked). */
+int tx_must_wait(shard *sh, const command *cmd, int argc, const char **argv, const size_t *argl, int dbid);
+/* Holds a local command of connection c (its arguments copied) until it
+ * can run; c stops reading commands until then. */
+void tx_hold_local(shard *sh, session *s, const command *cmd, int argc, const char **argv, const size_t *argl,
+                   int discard);
+/* Grants what the last releases made runnable (called by the loop). */
+void tx_settle(shard *sh);
 #endif

@@ -1,0 +1,124 @@
+/* split.c - see split.h. Each shard's part gets the command with the keys
+ * of that shard (and their values for MSET), in their order; the merge
+ * adds integers (DEL, EXISTS...), answers +OK (MSET), or lays the array
+ * elements back in key order (MGET). A part's error is the reply. */
+#include "cmd/split.h"
+#include "lib/mem.h"
+#include "persist/aof.h"
+#include "shard/shard.h"
+#include "shard/tx.h"
+#include <stdlib.h>
+
+typedef struct split_plan {
+    int nkeys;
+    uint8_t part_of[]; /* key j (in argument order) is in part part_of[j] */
+} split_plan;
+
+/* The first part reply that is an error, or NULL. */
+static const char *first_error(tx *t, size_t *len) {
+    for (int i = 0; i < t->n; i++) {
+        const char *r = tx_part_reply(t, i, 0, len);
+        if (*len && r[0] == '-') return r;
+    }
+    return NULL;
+}
+
+static void merge_sum(tx *t, buf *out) {
+    size_t len;
+    const char *e = first_error(t, &len);
+    if (e) {
+        buf_add(out, e, len);
+        return;
+    }
+    long long sum = 0;
+    for (int i = 0; i < t->n; i++) {
+        const char *r = tx_part_reply(t, i, 0, &len);
+        if (len > 1 && r[0] == ':') sum += strtoll(r + 1, NULL, 10);
+    }
+    resp_int(out, sum);
+}
+
+static void merge_ok(tx *t, buf *out) {
+    size_t len;
+    const char *e = first_error(t, &len);
+    if (e) buf_add(out, e, len);
+    else buf_add(out, "+OK\r\n", 5);
+}
+
+/* Length of the reply element at p (a bulk string, a RESP2 or RESP3 null,
+ * or any one-line reply), within end. */
+static size_t elem_len(const char *p, const char *end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    if (!nl) return (size_t)(end - p);
+    size_t head = (size_t)(nl + 1 - p);
+    if (p[0] != '$') return head;
+    long long n = strtoll(p + 1, NULL, 10);
+    if (n < 0) return head;
+    size_t all = head + (size_t)n + 2;
+    return all <= (size_t)(end - p) ? all : (size_t)(end - p);
+}
+
+static void merge_array(tx *t, buf *out) {
+    size_t len;
+    const char *e = first_error(t, &len);
+    if (e) {
+        buf_add(out, e, len);
+        return;
+    }
+    split_plan *pl = t->plan;
+    const char *cur[MAX_SHARDS], *end[MAX_SHARDS];
+    for (int i = 0; i < t->n; i++) {
+        const char *r = tx_part_reply(t, i, 0, &len);
+        end[i] = r + len;
+        const char *nl = memchr(r, '\n', len); /* past the "*<n>" header */
+        cur[i] = nl ? nl + 1 : end[i];
+    }
+    resp_array(out, pl->nkeys);
+    for (int j = 0; j < pl->nkeys; j++) {
+        int i = pl->part_of[j];
+        size_t l = cur[i] < end[i] ? elem_len(cur[i], end[i]) : 0;
+        buf_add(out, cur[i], l);
+        cur[i] += l;
+    }
+}
+
+int split_route(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, int discard) {
+    int write = (cmd->flags & CMD_WRITE) != 0;
+    /* AOF: a write's parts would reach the log as separate commands; the
+     * whole-shard path writes one MULTI/EXEC block. */
+    if (write && aof_active()) return 0;
+    int step = cmd->step > 0 ? cmd->step : 1;
+    if (cmd->first != 1 || cmd->last != -1 || (argc - 1) % step) return 0; /* the handler replies the error */
+    int nkeys = (argc - 1) / step;
+    tx *t = tx_create(s, cmd, discard);
+    split_plan *pl = zmalloc(sizeof *pl + (size_t)nkeys);
+    pl->nkeys = nkeys;
+    t->plan = pl;
+    for (int j = 0; j < nkeys; j++) {
+        int a = 1 + j * step;
+        tx_part *p = tx_part_of(t, shard_of_key(argv[a], argl[a]));
+        tx_part_key(p, s->db, argv[a], argl[a], write);
+        for (int i = 0; i < t->n; i++)
+            if (t->parts[i] == p) pl->part_of[j] = (uint8_t)i;
+    }
+    const char **pargv = zmalloc(sizeof(char *) * (size_t)argc);
+    size_t *pargl = zmalloc(sizeof(size_t) * (size_t)argc);
+    pargv[0] = argv[0];
+    pargl[0] = argl[0];
+    for (int i = 0; i < t->n; i++) {
+        int k = 1;
+        for (int j = 0; j < nkeys; j++) {
+            if (pl->part_of[j] != i) continue;
+            for (int v = 0; v < step; v++) {
+                pargv[k] = argv[1 + j * step + v];
+                pargl[k++] = argl[1 + j * step + v];
+            }
+        }
+        tx_part_add(t->parts[i], cmd, k, pargv, pargl, s->db, s->resp);
+    }
+    zfree(pargv);
+    zfree(pargl);
+    tx_merge_fn *merge = cmd->split == SPLIT_SUM ? merge_sum : cmd->split == SPLIT_OK ? merge_ok : merge_array;
+    tx_run_split(t, !write, merge);
+    return 1;
+}
