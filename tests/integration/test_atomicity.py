@@ -139,3 +139,194 @@ def test_del_all_or_nothing(server, r):
 
     run_threads([writer, reader], SECONDS)
     assert bad == []
+
+
+def test_mset_seen_whole_by_single_key_readers(server, r):
+    """After a GET returns one MSET's value, a later GET of another of its
+    keys returns that MSET's value or a later one (locks are held until
+    every shard has the new values)."""
+    a, b, c = keys_on_distinct_shards("lin", 3)
+    r.mset({a: 0, b: 0, c: 0})
+    bad = []
+    checks = [0]
+
+    def writer(stop):
+        cl = server.new_client()
+        v = 0
+        while time.time() < stop:
+            v += 1
+            cl.mset({a: v, b: v, c: v})
+
+    def reader(stop):
+        cl = server.new_client()
+        while time.time() < stop:
+            x = int(cl.get(a))
+            y = int(cl.get(b))
+            z = int(cl.get(c))
+            checks[0] += 1
+            if not (x <= y <= z):
+                bad.append((x, y, z))
+
+    run_threads([writer, reader, reader], SECONDS)
+    assert bad == []
+    assert checks[0] > 100
+
+
+def test_mget_under_single_key_writers(server, r):
+    """Single-key SETs on one of an MSET's keys interleave with MSET and
+    MGET: an MGET still sees the MSET's other keys equal."""
+    a, b, c = keys_on_distinct_shards("sk", 3)
+    r.mset({a: "m0", b: "m0", c: "m0"})
+    bad = []
+    checks = [0]
+
+    def mset_writer(stop):
+        cl = server.new_client()
+        v = 0
+        while time.time() < stop:
+            v += 1
+            tag = "m%d" % v
+            cl.mset({a: tag, b: tag, c: tag})
+
+    def single_writer(stop):
+        cl = server.new_client()
+        n = 0
+        while time.time() < stop:
+            n += 1
+            cl.set(a, "s%d" % n)
+
+    def reader(stop):
+        cl = server.new_client()
+        while time.time() < stop:
+            x, y, z = cl.mget(a, b, c)
+            checks[0] += 1
+            if y != z or not (x == y or x.startswith(b"s")):
+                bad.append((x, y, z))
+
+    run_threads([mset_writer, single_writer, reader, reader], SECONDS)
+    assert bad == []
+    assert checks[0] > 100
+
+
+def test_del_and_exists_counts_all_or_nothing(server, r):
+    """Several deleters race one MSET writer: every DEL and EXISTS of the
+    four keys counts 0 or 4, and the deleted total is a multiple of 4."""
+    keys = keys_on_distinct_shards("dc", 4)
+    bad = []
+    deleted = [0]
+    lock = threading.Lock()
+
+    def writer(stop):
+        cl = server.new_client()
+        while time.time() < stop:
+            cl.mset({k: 1 for k in keys})
+
+    def deleter(stop):
+        cl = server.new_client()
+        while time.time() < stop:
+            n = cl.delete(*keys)
+            if n not in (0, 4):
+                bad.append(("del", n))
+            with lock:
+                deleted[0] += n
+
+    def reader(stop):
+        cl = server.new_client()
+        while time.time() < stop:
+            n = cl.exists(*keys)
+            if n not in (0, 4):
+                bad.append(("exists", n))
+
+    run_threads([writer, deleter, deleter, reader], SECONDS)
+    assert bad == []
+    assert deleted[0] % 4 == 0 and deleted[0] > 0
+
+
+def test_smove_and_lmove_chains_keep_totals(server, r):
+    """Members moved around a ring of sets and of lists on different
+    shards: a MULTI/EXEC reading every size always sees the same total."""
+    sets = keys_on_distinct_shards("sr", 4)
+    lists = keys_on_distinct_shards("lr", 4)
+    for i, k in enumerate(sets):
+        r.sadd(k, *["%s-%d" % (k, j) for j in range(5)])
+    for k in lists:
+        r.rpush(k, *range(5))
+    bad = []
+    checks = [0]
+
+    def mover(stop, offset):
+        cl = server.new_client()
+        i = offset
+        while time.time() < stop:
+            src, dst = sets[i % 4], sets[(i + 1) % 4]
+            m = cl.srandmember(src)
+            if m is not None:
+                cl.smove(src, dst, m)
+            cl.lmove(lists[i % 4], lists[(i + 1) % 4], "LEFT", "RIGHT")
+            i += 1
+
+    def counter(stop):
+        cl = server.new_client()
+        while time.time() < stop:
+            p = cl.pipeline(transaction=True)
+            for k in sets:
+                p.scard(k)
+            for k in lists:
+                p.llen(k)
+            got = p.execute()
+            checks[0] += 1
+            if sum(got[:4]) != 20 or sum(got[4:]) != 20:
+                bad.append(got)
+
+    run_threads([lambda s: mover(s, 0), lambda s: mover(s, 2), counter], SECONDS)
+    assert bad == []
+    assert checks[0] > 20
+
+
+def test_random_multi_key_load_finishes(server, r):
+    """No deadlock: clients run random cross-shard MGET, MSET, DEL, EXISTS,
+    RENAME, MULTI/EXEC and single-key commands over a few hot
+    keys; every call returns (the clients time out after 20 s)."""
+    import random
+    keys = keys_on_distinct_shards("hot", 4) + keys_on_distinct_shards("warm", 4)
+    done = [0]
+    lock = threading.Lock()
+
+    def worker(stop, seed):
+        rnd = random.Random(seed)
+        cl = server.new_client(socket_timeout=20)
+        n = 0
+        while time.time() < stop:
+            ks = rnd.sample(keys, rnd.randint(2, 5))
+            op = rnd.randrange(7)
+            if op == 0:
+                cl.mget(*ks)
+            elif op == 1:
+                cl.mset({k: n for k in ks})
+            elif op == 2:
+                cl.delete(*ks)
+            elif op == 3:
+                cl.exists(*ks)
+            elif op == 4:
+                cl.set(ks[0], n)
+                cl.get(ks[1])
+            elif op == 5:
+                cl.set(ks[0], "v")
+                try:
+                    cl.rename(ks[0], ks[1])
+                except Exception as e:  # the key may have been deleted meanwhile
+                    if "no such key" not in str(e):
+                        raise
+            else:
+                p = cl.pipeline(transaction=True)
+                p.incr(ks[0])
+                p.mget(*ks)
+                p.delete(ks[1])
+                p.execute(raise_on_error=False)
+            n += 1
+        with lock:
+            done[0] += n
+
+    run_threads([lambda s, i=i: worker(s, i) for i in range(8)], SECONDS)
+    assert done[0] > 100
+    assert r.ping()
