@@ -124,7 +124,9 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
     memcpy(s->lastcmd, cmd->name, nl);
     s->lastcmd[nl] = 0;
     if (s->conn && nshards > 1) {
-        uint64_t mask = dispatch_route_mask(s, cmd, argc, argv, argl);
+        int one = cmd->split ? split_route(s, cmd, argc, argv, argl, discard) : SPLIT_ROUTE_NONE;
+        if (one == SPLIT_STARTED) return;
+        uint64_t mask = one >= 0 ? 1ull << one : dispatch_route_mask(s, cmd, argc, argv, argl);
         int ids[MAX_SHARDS], n = 0;
         for (int i = 0; i < nshards; i++)
             if (mask & (1ull << i)) ids[n++] = i;
@@ -132,7 +134,6 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
             send_batch(s, ids[0], cmd, argc, argv, argl, discard); /* blocking ones run at home (block.h) */
             return;
         }
-        if (n > 1 && cmd->split && split_route(s, cmd, argc, argv, argl, discard)) return;
         if (n > 1 || (n == 1 && ids[0] != s->sh->id)) {
             tx_begin(s, cmd, argc, argv, argl, ids, n, discard);
             return;
@@ -167,9 +168,14 @@ uint64_t dispatch_route_mask(session *s, const command *cmd, int argc, const cha
     return mask;
 }
 
-void dispatch_command(session *s, int argc, const char **argv, const size_t *argl) {
+int dispatch_command(session *s, int argc, const char **argv, const size_t *argl) {
     char err[512];
     const command *cmd = dispatch_resolve(argc, argv, argl, err, sizeof err);
+    if (cmd && s->conn && s->conn->txs && !(s->multi && !(cmd->flags & (CMD_EXEC | CMD_SESSION))) &&
+        tx_conn_must_wait(s, cmd, argc, argv, argl)) {
+        s->conn->tx_stalled = 1;
+        return DISPATCH_LATER;
+    }
     if (cmd && aof_deny(cmd, err, sizeof err)) cmd = NULL; /* AOF: MISCONF after a write error */
     if (s->flags & SESS_REPLY_SKIP_NEXT) {
         s->flags &= ~SESS_REPLY_SKIP_NEXT;
@@ -190,4 +196,5 @@ void dispatch_command(session *s, int argc, const char **argv, const size_t *arg
     }
     buf_free(&scratch);
     s->flags &= ~SESS_REPLY_SKIP;
+    return DISPATCH_DONE;
 }

@@ -6,9 +6,13 @@
 #include "cmd/cmd.h"
 #include "net/conn.h"
 
+enum { DISPATCH_DONE, DISPATCH_LATER };
 /* Runs (or routes) one command of session s. Any shard thread; in the
- * embedded engine (s->conn == NULL) everything runs inline. */
-void dispatch_command(session *s, int argc, const char **argv, const size_t *argl);
+ * embedded engine (s->conn == NULL) everything runs inline. DISPATCH_LATER:
+ * nothing was done; the command must wait for the connection's split
+ * transactions in flight (tx_conn_must_wait), and the connection gets
+ * pending again when one ends. */
+int dispatch_command(session *s, int argc, const char **argv, const size_t *argl);
 /* Shards a command touches (bit i: shard i); 0: the connection's own. */
 uint64_t dispatch_route_mask(session *s, const command *cmd, int argc, const char **argv, const size_t *argl);
 /* A write command is about to run (or a blocked one to be served): the

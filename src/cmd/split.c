@@ -48,14 +48,15 @@ static void merge_ok(tx *t, buf *out) {
 /* Length of the reply element at p (a bulk string, a RESP2 or RESP3 null,
  * or any one-line reply), within end. */
 static size_t elem_len(const char *p, const char *end) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    if (!nl) return (size_t)(end - p);
-    size_t head = (size_t)(nl + 1 - p);
-    if (p[0] != '$') return head;
-    long long n = strtoll(p + 1, NULL, 10);
-    if (n < 0) return head;
-    size_t all = head + (size_t)n + 2;
-    return all <= (size_t)(end - p) ? all : (size_t)(end - p);
+    size_t room = (size_t)(end - p);
+    if (p[0] == '$' && room > 1 && p[1] != '-') {
+        size_t n = 0, i = 1;
+        while (i < room && p[i] >= '0' && p[i] <= '9') n = n * 10 + (size_t)(p[i++] - '0');
+        size_t all = i + 2 + n + 2; /* "$<n>\r\n" <n bytes> "\r\n" */
+        return all <= room ? all : room;
+    }
+    const char *nl = memchr(p, '\n', room);
+    return nl ? (size_t)(nl + 1 - p) : room;
 }
 
 static void merge_array(tx *t, buf *out) {
@@ -82,27 +83,25 @@ static void merge_array(tx *t, buf *out) {
     }
 }
 
-int split_route(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, int discard) {
+/* Builds and runs the transaction: key j goes to the part of shard of[j]. */
+static void start(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, int discard,
+                  int nkeys, int step, const uint8_t *of) {
     int write = (cmd->flags & CMD_WRITE) != 0;
-    /* AOF: a write's parts would reach the log as separate commands; the
-     * whole-shard path writes one MULTI/EXEC block. */
-    if (write && aof_active()) return 0;
-    int step = cmd->step > 0 ? cmd->step : 1;
-    if (cmd->first != 1 || cmd->last != -1 || (argc - 1) % step) return 0; /* the handler replies the error */
-    int nkeys = (argc - 1) / step;
     tx *t = tx_create(s, cmd, discard);
     split_plan *pl = zmalloc(sizeof *pl + (size_t)nkeys);
     pl->nkeys = nkeys;
     t->plan = pl;
     for (int j = 0; j < nkeys; j++) {
         int a = 1 + j * step;
-        tx_part *p = tx_part_of(t, shard_of_key(argv[a], argl[a]));
+        tx_part *p = tx_part_of(t, of[j]);
         tx_part_key(p, s->db, argv[a], argl[a], write);
         for (int i = 0; i < t->n; i++)
             if (t->parts[i] == p) pl->part_of[j] = (uint8_t)i;
     }
-    const char **pargv = zmalloc(sizeof(char *) * (size_t)argc);
-    size_t *pargl = zmalloc(sizeof(size_t) * (size_t)argc);
+    const char *sargv[64];
+    size_t sargl[64];
+    const char **pargv = argc <= 64 ? sargv : zmalloc(sizeof(char *) * (size_t)argc);
+    size_t *pargl = argc <= 64 ? sargl : zmalloc(sizeof(size_t) * (size_t)argc);
     pargv[0] = argv[0];
     pargl[0] = argl[0];
     for (int i = 0; i < t->n; i++) {
@@ -116,9 +115,32 @@ int split_route(session *s, const command *cmd, int argc, const char **argv, con
         }
         tx_part_add(t->parts[i], cmd, k, pargv, pargl, s->db, s->resp);
     }
-    zfree(pargv);
-    zfree(pargl);
+    if (pargv != sargv) {
+        zfree(pargv);
+        zfree(pargl);
+    }
     tx_merge_fn *merge = cmd->split == SPLIT_SUM ? merge_sum : cmd->split == SPLIT_OK ? merge_ok : merge_array;
     tx_run_split(t, !write, merge);
-    return 1;
+}
+
+int split_route(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, int discard) {
+    /* AOF: a write's parts would reach the log as separate commands; the
+     * whole-shard path writes one MULTI/EXEC block. */
+    if ((cmd->flags & CMD_WRITE) && aof_active()) return SPLIT_ROUTE_NONE;
+    int step = cmd->step > 0 ? cmd->step : 1;
+    if (cmd->first != 1 || cmd->last != -1 || (argc - 1) % step) return SPLIT_ROUTE_NONE; /* the handler replies the error */
+    int nkeys = (argc - 1) / step;
+    if (nkeys < 2) return SPLIT_ROUTE_NONE;
+    uint8_t small[64];
+    uint8_t *of = nkeys <= 64 ? small : zmalloc((size_t)nkeys);
+    int one = 1;
+    for (int j = 0; j < nkeys; j++) {
+        int a = 1 + j * step;
+        of[j] = (uint8_t)shard_of_key(argv[a], argl[a]);
+        one &= of[j] == of[0];
+    }
+    int to = one ? of[0] : SPLIT_STARTED;
+    if (!one) start(s, cmd, argc, argv, argl, discard, nkeys, step, of);
+    if (of != small) zfree(of);
+    return to;
 }

@@ -175,7 +175,7 @@ void conn_process(conn *c) {
         conn_close(c);
         return;
     }
-    while (!c->closed && !c->waiting && !c->held && !c->blocked && !(c->s.flags & SESS_CLOSE_AFTER_REPLY)) {
+    while (!c->closed && !c->waiting && !c->tx_stalled && !c->held && !c->blocked && !(c->s.flags & SESS_CLOSE_AFTER_REPLY)) {
         if (sh->locked_by) {
             shard_add_pending(sh, c);
             break;
@@ -208,8 +208,11 @@ void conn_process(conn *c) {
             c->argl = zrealloc(c->argl, sizeof(size_t) * (size_t)argc);
         }
         resp_args(&c->rp, &c->qbuf, c->argv, c->argl);
+        if (dispatch_command(&c->s, argc, c->argv, c->argl) == DISPATCH_LATER) {
+            resp_rewind(&c->rp); /* parsed again when it may run */
+            break;
+        }
         c->cmds++;
-        dispatch_command(&c->s, argc, c->argv, c->argl);
         resp_next(&c->rp);
     }
     if (c->rp.start > 0 && !c->waiting) {
@@ -244,7 +247,7 @@ void conn_on_readable(conn *c) {
         conn_close(c);
         return;
     }
-    if (c->waiting || c->held || c->blocked || c->in_pending) return;
+    if (c->waiting || c->tx_stalled || c->held || c->blocked || c->in_pending) return;
     conn_process(c);
 }
 

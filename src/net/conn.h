@@ -64,6 +64,9 @@ typedef struct conn {
     slot *sq_head, *sq_tail;
     int inflight;          /* remote commands and transactions outstanding */
     struct tx *waiting;    /* transaction this connection waits for */
+    struct tx *txs;        /* split transactions in flight, which it does not wait for (shard/tx.h) */
+    int tx_writes;         /* how many of txs write */
+    int tx_stalled;        /* its next command waits for one of txs to end */
     int held;              /* its command waits for key locks (shard/tx.h) */
     struct blocked *blocked; /* blocking command waiting for a key (shard/block.h) */
     struct blocked *rerun;   /* blocked command handed back: run it again first */

@@ -260,6 +260,12 @@ void resp_next(resp_parser *p) {
     }
 }
 
+void resp_rewind(resp_parser *p) {
+    size_t start = p->start;
+    resp_next(p);
+    p->start = p->cur = start;
+}
+
 void resp_shift(resp_parser *p, size_t n) {
     p->start -= n;
     p->cur -= n;

@@ -48,6 +48,8 @@ int resp_parse(resp_parser *p, const buf *b);
 void resp_args(resp_parser *p, const buf *b, const char **argv, size_t *argl);
 /* Forget the current command; the next parse starts at p->cur. */
 void resp_next(resp_parser *p);
+/* Forget the current command as parsed; the next parse reads it again. */
+void resp_rewind(resp_parser *p);
 /* After the caller dropped the first n bytes of the buffer. */
 void resp_shift(resp_parser *p, size_t n);
 

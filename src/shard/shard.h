@@ -46,6 +46,8 @@ typedef struct shard {
     int held_from[MAX_SHARDS]; /* held batches per sender */
     lock_tab locks;           /* the queued parts' key intents */
     struct tx *locked_by;     /* transaction holding the whole shard */
+    struct tx_part *part_pool; /* parts ended here, kept with their buffers for reuse (tx.c) */
+    int part_pool_n;
     struct conn *pending_head, *pending_tail;  /* connections with unprocessed input */
     struct conn *write_head;                   /* connections with replies to write */
     struct conn *conns;                        /* every connection of this shard */

@@ -33,12 +33,42 @@ static void to_coord(shard *sh, tx_part *p, int type) {
     else shard_send(sh, coord->id, &p->m);
 }
 
-static void part_free(tx_part *p) {
-    zfree(p->m.items);
-    buf_free(&p->m.args);
-    buf_free(&p->m.replies);
-    zfree(p->keys);
-    zfree(p);
+/* A part that ended on shard sh goes to sh's pool with its buffers (the
+ * next transaction started there takes it): parts are made and ended at
+ * a high rate, and on the shards where they ran. */
+enum { POOL_MAX = 1024, POOL_BUF_MAX = 64 * 1024 };
+
+static void part_free(shard *sh, tx_part *p) {
+    if (sh->part_pool_n >= POOL_MAX || p->m.args.cap > POOL_BUF_MAX || p->m.replies.cap > POOL_BUF_MAX ||
+        p->m.cap > 256 || p->capkeys > 1024) {
+        zfree(p->m.items);
+        buf_free(&p->m.args);
+        buf_free(&p->m.replies);
+        zfree(p->keys);
+        zfree(p);
+        return;
+    }
+    p->sq_next = sh->part_pool;
+    sh->part_pool = p;
+    sh->part_pool_n++;
+}
+
+static tx_part *part_new(shard *sh) {
+    tx_part *p = sh->part_pool;
+    if (!p) return zcalloc(sizeof *p);
+    sh->part_pool = p->sq_next;
+    sh->part_pool_n--;
+    tx_part keep = *p; /* the buffers */
+    memset(p, 0, sizeof *p);
+    p->m.items = keep.m.items;
+    p->m.cap = keep.m.cap;
+    p->m.args = keep.m.args;
+    p->m.args.len = 0;
+    p->m.replies = keep.m.replies;
+    p->m.replies.len = 0;
+    p->keys = keep.keys;
+    p->capkeys = keep.capkeys;
+    return p;
 }
 
 /* ---- a shard's queue ---- */
@@ -107,8 +137,7 @@ static void grant(shard *sh, tx_part *p) {
         msg *m = p->held;
         shard_run_batch_items(sh, m, 0);
         dequeue(sh, p);
-        zfree(p->keys);
-        zfree(p);
+        part_free(sh, p);
         shard_batch_reply(sh, m);
         return;
     }
@@ -140,7 +169,7 @@ static void part_on(shard *sh, tx_part *p) {
         break;
     case SM_RELEASE:
         dequeue(sh, p);
-        part_free(p);
+        part_free(sh, p);
         break;
     case SM_CANCEL:
         dequeue(sh, p);
@@ -209,7 +238,7 @@ int tx_must_wait(shard *sh, const command *cmd, int argc, const char **argv, con
 /* Queues what is left of batch m (its items from m->done_items on) as a
  * held part whose keys are every key those items name. */
 static void hold_batch(shard *sh, msg *m) {
-    tx_part *p = zcalloc(sizeof *p);
+    tx_part *p = part_new(sh);
     p->held = m;
     p->src = m->from;
     p->shard = sh->id;
@@ -279,13 +308,22 @@ static void phase_end(tx *t) {
 
 static buf *tx_out(tx *t) { return t->slot ? &t->slot->data : &t->result; }
 
+static void unlink_split(conn *o, tx *t) {
+    tx **pp = &o->txs;
+    while (*pp && *pp != t) pp = &(*pp)->conn_next;
+    if (*pp) *pp = t->conn_next;
+    if (t->cmd->flags & CMD_WRITE) o->tx_writes--;
+    o->tx_stalled = 0; /* its next command looks again */
+}
+
 /* The transaction's reply is written: the connection goes on. */
 static void tx_done(tx *t) {
     shard *sh = t->coord;
     conn *o = t->owner;
     if (o) {
         if (!t->blocked) t->slot->ready = 1;
-        o->waiting = NULL;
+        if (o->waiting == t) o->waiting = NULL;
+        else unlink_split(o, t);
         o->inflight--;
         if (!o->closed) {
             conn_slots_flush(o);
@@ -293,7 +331,7 @@ static void tx_done(tx *t) {
         }
     }
     for (int i = 0; i < t->n; i++)
-        if (t->parts[i]) part_free(t->parts[i]);
+        if (t->parts[i]) part_free(sh, t->parts[i]);
     buf_free(&t->result);
     buf_free(&t->args);
     zfree(t->argv);
@@ -386,21 +424,30 @@ static tx *tx_alloc(shard *sh, const command *cmd) {
     return t;
 }
 
-static void attach(tx *t, session *s, int discard) {
-    t->owner = s->conn;
+/* wait: the connection waits for t (else t joins its split ones). */
+static void attach(tx *t, session *s, int discard, int wait) {
+    conn *c = s->conn;
+    t->owner = c;
     t->sess = s;
     t->dbid = s->db;
     t->resp = s->resp;
-    t->slot = conn_pending_slot(s->conn);
+    t->slot = conn_pending_slot(c);
     t->slot->discard = discard;
-    s->conn->waiting = t;
-    s->conn->inflight++;
+    c->inflight++;
+    if (wait) {
+        c->waiting = t;
+        return;
+    }
+    tx **pp = &c->txs;
+    while (*pp) pp = &(*pp)->conn_next;
+    *pp = t;
+    if (t->cmd->flags & CMD_WRITE) c->tx_writes++;
 }
 
 tx_part *tx_part_of(tx *t, int shard) {
     for (int i = 0; i < t->n; i++)
         if (t->ids[i] == shard) return t->parts[i];
-    tx_part *p = zcalloc(sizeof *p);
+    tx_part *p = part_new(t->coord);
     p->t = t;
     p->shard = shard;
     t->ids[t->n] = shard;
@@ -409,7 +456,42 @@ tx_part *tx_part_of(tx *t, int shard) {
 }
 
 void tx_part_key(tx_part *p, int dbid, const char *key, size_t klen, int exclusive) {
-    add_key(p, lock_hash(dbid, key, klen), exclusive);
+    uint64_t h = lock_hash(dbid, key, klen);
+    p->t->bloom |= 1ull << (h >> 58);
+    add_key(p, h, exclusive);
+}
+
+typedef struct conn_probe {
+    const conn *c;
+    int dbid, x, hit, nkeys;
+} conn_probe;
+
+static int tx_names(const tx *t, uint64_t h, int x) {
+    if (!(t->bloom & (1ull << (h >> 58)))) return 0;
+    for (int i = 0; i < t->n; i++) {
+        const tx_part *p = t->parts[i];
+        for (uint32_t k = 0; k < p->nkeys; k++)
+            if (p->keys[k].h == h && (x || p->keys[k].x)) return 1;
+    }
+    return 0;
+}
+
+static void conn_probe_key(void *ud, const char *key, size_t klen) {
+    conn_probe *k = ud;
+    k->nkeys++;
+    if (k->hit) return;
+    uint64_t h = lock_hash(k->dbid, key, klen);
+    for (const tx *t = k->c->txs; t && !k->hit; t = t->conn_next) k->hit = tx_names(t, h, k->x);
+}
+
+int tx_conn_must_wait(session *s, const command *cmd, int argc, const char **argv, const size_t *argl) {
+    if (cmd->flags & (CMD_SESSION | CMD_EXEC | CMD_BLOCKING | CMD_ALLSHARDS)) return 1;
+    if (cmd->route && cmd->route(argc, argv, argl, nshards) != ROUTE_KEYS) return 1;
+    int x = (cmd->flags & CMD_WRITE) != 0;
+    if (!x && !s->conn->tx_writes && cmd->first > 0) return 0; /* a read after reads: no key can conflict */
+    conn_probe k = {.c = s->conn, .dbid = s->db, .x = x};
+    cmd_each_key(cmd, argc, argv, argl, conn_probe_key, &k);
+    return k.hit || k.nkeys == 0;
 }
 
 batch_item *tx_part_add(tx_part *p, const command *cmd, int argc, const char **argv, const size_t *argl, int dbid,
@@ -428,7 +510,7 @@ const char *tx_part_reply(const tx *t, int i, int k, size_t *len) {
 
 tx *tx_create(session *s, const command *cmd, int discard) {
     tx *t = tx_alloc(s->sh, cmd);
-    attach(t, s, discard);
+    attach(t, s, discard, 0);
     return t;
 }
 
@@ -468,7 +550,7 @@ void tx_begin(session *s, const command *cmd, int argc, const char **argv, const
               int n, int discard) {
     tx *t = tx_alloc(s->sh, cmd);
     copy_args(t, argc, argv, argl);
-    attach(t, s, discard);
+    attach(t, s, discard, 1);
     run_whole_tx(t, ids, n);
 }
 

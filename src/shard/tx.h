@@ -97,6 +97,9 @@ typedef struct tx {
     int retries;
     tx_merge_fn *merge;
     void *plan;       /* cmd/'s data for merge (freed with zfree) */
+    /* a split transaction: the connection does not wait for it */
+    struct tx *conn_next; /* owner->txs, oldest first */
+    uint64_t bloom;       /* bit h >> 58 of each key's lock hash */
 } tx;
 
 /* Starts a whole-shard transaction for a command of s over shards
@@ -108,7 +111,12 @@ void tx_begin(session *s, const command *cmd, int argc, const char **argv, const
 void tx_begin_internal(shard *sh, const command *cmd, int argc, const char **argv, const size_t *argl);
 
 /* Split transactions (cmd/ plans them): create, add a part per shard with
- * its keys and commands, then run. The connection waits for the reply. */
+ * its keys and commands, then run. The connection goes on reading
+ * commands meanwhile (its replies keep their order in its slots): the next
+ * ones run unless tx_conn_must_wait says they touch a key of one of its
+ * transactions in flight. So one connection's commands on each key still
+ * take effect in the order it sent them, even when a transaction is
+ * refused and scheduled again. */
 tx *tx_create(session *s, const command *cmd, int discard);
 tx_part *tx_part_of(tx *t, int shard); /* the part on shard (created on first use) */
 void tx_part_key(tx_part *p, int dbid, const char *key, size_t klen, int exclusive);
@@ -119,6 +127,12 @@ batch_item *tx_part_add(tx_part *p, const command *cmd, int argc, const char **a
 void tx_run_split(tx *t, int armed, tx_merge_fn *merge);
 /* The reply of part i's k-th command (valid until the merge returns). */
 const char *tx_part_reply(const tx *t, int i, int k, size_t *len);
+
+/* Whether a command of s must wait for the connection's split
+ * transactions in flight: it names a key one of them names (and one of the
+ * two writes it), or it is not a plain key command (session state, EXEC,
+ * blocking, every shard), whose effects are not known by keys. */
+int tx_conn_must_wait(session *s, const command *cmd, int argc, const char **argv, const size_t *argl);
 
 /* Receiving side, from the inbox (m is a part's message). */
 void tx_on_message(shard *sh, msg *m);

@@ -178,6 +178,20 @@ static void test_util(void) {
     CHECK(key_slot("foo", 3) == 12182);
     CHECK(key_slot("{user1000}.following", 21) == key_slot("user1000", 8));
     CHECK(crc16("123456789", 9) == 0x31C3);
+    { /* four bytes a step agree with the bit-at-a-time definition */
+        char b[64];
+        int same = 1;
+        for (int n = 0; n < 64; n++) {
+            b[n] = (char)(n * 37 + 11);
+            uint16_t ref = 0;
+            for (int i = 0; i <= n; i++) {
+                ref ^= (uint16_t)((unsigned char)b[i] << 8);
+                for (int j = 0; j < 8; j++) ref = (uint16_t)((ref & 0x8000) ? (ref << 1) ^ 0x1021 : ref << 1);
+            }
+            same &= crc16(b, (size_t)n + 1) == ref;
+        }
+        CHECK(same);
+    }
 }
 
 int main(void) {
