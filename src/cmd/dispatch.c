@@ -124,6 +124,7 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
     memcpy(s->lastcmd, cmd->name, nl);
     s->lastcmd[nl] = 0;
     if (s->conn && nshards > 1) {
+        if ((cmd->flags & CMD_EXEC) && multi_squash(s, discard)) return;
         int one = cmd->split ? split_route(s, cmd, argc, argv, argl, discard) : SPLIT_ROUTE_NONE;
         if (one == SPLIT_STARTED) return;
         uint64_t mask = one >= 0 ? 1ull << one : dispatch_route_mask(s, cmd, argc, argv, argl);

@@ -4,6 +4,8 @@
 #include "lib/mem.h"
 #include "lib/util.h"
 #include "persist/aof.h"
+#include "shard/shard.h"
+#include "shard/tx.h"
 #include "shard/watch.h"
 
 typedef struct queued {
@@ -146,6 +148,98 @@ uint64_t multi_shards(session *s) {
     uint64_t mask = 0;
     for (int i = 0; i < m->n; i++) mask |= dispatch_route_mask(s, m->q[i].cmd, m->q[i].argc, m->q[i].argv, m->q[i].argl);
     return mask;
+}
+
+/* ---- EXEC over several shards, each shard's commands as one batch ---- */
+
+/* Where each queued command's reply is: part, item. */
+typedef struct exec_plan {
+    int n;
+    struct {
+        uint8_t part;
+        uint32_t item;
+    } at[];
+} exec_plan;
+
+static void merge_exec(tx *t, buf *out) {
+    exec_plan *pl = t->plan;
+    resp_array(out, pl->n);
+    for (int i = 0; i < pl->n; i++) {
+        size_t len;
+        const char *r = tx_part_reply(t, pl->at[i].part, (int)pl->at[i].item, &len);
+        buf_add(out, r, len);
+    }
+}
+
+typedef struct one_shard {
+    int shard; /* -1 before the first key, -2 when keys are on several */
+} one_shard;
+
+static void note_shard(void *ud, const char *key, size_t klen) {
+    one_shard *o = ud;
+    int sh = shard_of_key(key, klen);
+    o->shard = o->shard == -1 || o->shard == sh ? sh : -2;
+}
+
+/* The shard every key of q lives on; the connection's own for a command
+ * without keys; -1 when q cannot run as part of a batch (keys on several
+ * shards, session state, every shard, its own routing). */
+static int queued_shard(session *s, const queued *q) {
+    const command *cmd = q->cmd;
+    if (cmd->flags & (CMD_SESSION | CMD_EXEC | CMD_ALLSHARDS)) return -1;
+    if (cmd->route && cmd->route(q->argc, q->argv, q->argl, nshards) != ROUTE_KEYS) return -1;
+    one_shard o = {-1};
+    cmd_each_key(cmd, q->argc, q->argv, q->argl, note_shard, &o);
+    return o.shard == -1 ? s->sh->id : o.shard;
+}
+
+typedef struct key_lock {
+    tx_part *p;
+    int dbid, x;
+} key_lock;
+
+static void lock_key(void *ud, const char *key, size_t klen) {
+    key_lock *k = ud;
+    tx_part_key(k->p, k->dbid, key, klen, k->x);
+}
+
+int multi_squash(session *s, int discard) {
+    multi_state *m = s->multi;
+    if (!m || m->doomed || m->n == 0 || s->watch) return 0; /* WATCH: checked under every shard's lock */
+    int *where = zmalloc(sizeof(int) * (size_t)m->n);
+    int ok = 1, writes = 0;
+    uint64_t mask = 0;
+    for (int i = 0; i < m->n && ok; i++) {
+        where[i] = queued_shard(s, &m->q[i]);
+        ok = where[i] >= 0;
+        if (ok) mask |= 1ull << where[i];
+        writes |= (m->q[i].cmd->flags & CMD_WRITE) != 0;
+    }
+    /* AOF: the batches would reach the log as separate commands; one
+     * shard of its own: the inline path is cheaper */
+    if (!ok || (writes && aof_active()) || mask == 1ull << s->sh->id) {
+        zfree(where);
+        return 0;
+    }
+    tx *t = tx_create(s, cmd_lookup("exec", 4), discard);
+    exec_plan *pl = zmalloc(sizeof *pl + sizeof pl->at[0] * (size_t)m->n);
+    pl->n = m->n;
+    t->plan = pl;
+    for (int i = 0; i < m->n; i++) {
+        queued *q = &m->q[i];
+        tx_part *p = tx_part_of(t, where[i]);
+        key_lock k = {.p = p, .dbid = s->db, .x = (q->cmd->flags & CMD_WRITE) != 0};
+        cmd_each_key(q->cmd, q->argc, q->argv, q->argl, lock_key, &k);
+        batch_item *it = tx_part_add(p, q->cmd, q->argc, q->argv, q->argl, s->db, s->resp);
+        it->in_exec = 1;
+        for (int j = 0; j < t->n; j++)
+            if (t->parts[j] == p) pl->at[i].part = (uint8_t)j;
+        pl->at[i].item = p->m.nitems - 1;
+    }
+    zfree(where);
+    multi_discard(s);
+    tx_run_split(t, !writes, merge_exec);
+    return 1;
 }
 
 /* MULTI */

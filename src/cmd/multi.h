@@ -21,6 +21,12 @@ int multi_intercept(session *s, const command *cmd, int argc, const char **argv,
 void multi_doom(session *s);
 /* Shards EXEC needs (bit i: shard i); 0 when nothing would run. */
 uint64_t multi_shards(session *s);
+/* EXEC of a session whose queued commands each have their keys on one
+ * shard, over several shards, and no WATCH: starts it as one split
+ * transaction (tx.h) whose part on each shard runs that shard's commands
+ * in queue order as one batch, and returns 1 (the reply comes as EXEC's).
+ * 0: EXEC runs as a whole-shard transaction instead. */
+int multi_squash(session *s, int discard);
 /* Drops the queue and the watches (RESET, the connection closing). */
 void multi_discard(session *s);
 #endif

@@ -39,6 +39,7 @@ typedef struct batch_item {
     uint32_t argc;
     uint32_t dbid;
     uint8_t resp;
+    uint8_t in_exec;      /* one of EXEC's commands (cmd_ctx.in_exec) */
     size_t args;          /* offset in args buf: argc x (u64 len, bytes) */
     size_t reply, reply_len; /* offset/length in replies buf */
 } batch_item;

@@ -185,6 +185,7 @@ void shard_flush(shard *s) {
 int shard_run_batch_items(shard *s, msg *m, int check) {
     const char *sargv[16];
     size_t sargl[16];
+    cmd_ctx last_exec = {0};
     for (; m->done_items < m->nitems; m->done_items++) {
         batch_item *it = &m->items[m->done_items];
         const char **argv = sargv;
@@ -200,15 +201,22 @@ int shard_run_batch_items(shard *s, msg *m, int check) {
             session *sess = m->from == s->id && it->conn && !it->conn->closed ? &it->conn->s : NULL;
             it->reply = m->replies.len;
             cmd_ctx c = {.sh = s, .sess = sess, .cmd = it->cmd, .argc = (int)it->argc, .argv = argv, .argl = argl,
-                         .dbid = it->dbid, .resp = it->resp, .out = &m->replies};
+                         .dbid = it->dbid, .resp = it->resp, .out = &m->replies, .in_exec = it->in_exec};
             exec_command(&c);
             it->reply_len = m->replies.len - it->reply;
+            if (it->in_exec) last_exec = c;
         }
         if (argv != sargv) {
             zfree(argv);
             zfree(argl);
         }
         if (wait) return 0;
+    }
+    if (last_exec.sh && s->block_ready) { /* EXEC's commands ran: now the clients they made ready */
+        last_exec.in_exec = 0;
+        last_exec.argv = NULL;
+        last_exec.argl = NULL;
+        block_serve_ready(&last_exec);
     }
     return 1;
 }

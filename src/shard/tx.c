@@ -312,7 +312,7 @@ static void unlink_split(conn *o, tx *t) {
     tx **pp = &o->txs;
     while (*pp && *pp != t) pp = &(*pp)->conn_next;
     if (*pp) *pp = t->conn_next;
-    if (t->cmd->flags & CMD_WRITE) o->tx_writes--;
+    if (t->writes) o->tx_writes--;
     o->tx_stalled = 0; /* its next command looks again */
 }
 
@@ -441,7 +441,6 @@ static void attach(tx *t, session *s, int discard, int wait) {
     tx **pp = &c->txs;
     while (*pp) pp = &(*pp)->conn_next;
     *pp = t;
-    if (t->cmd->flags & CMD_WRITE) c->tx_writes++;
 }
 
 tx_part *tx_part_of(tx *t, int shard) {
@@ -458,6 +457,7 @@ tx_part *tx_part_of(tx *t, int shard) {
 void tx_part_key(tx_part *p, int dbid, const char *key, size_t klen, int exclusive) {
     uint64_t h = lock_hash(dbid, key, klen);
     p->t->bloom |= 1ull << (h >> 58);
+    p->t->writes |= exclusive != 0;
     add_key(p, h, exclusive);
 }
 
@@ -515,6 +515,7 @@ tx *tx_create(session *s, const command *cmd, int discard) {
 }
 
 void tx_run_split(tx *t, int armed, tx_merge_fn *merge) {
+    if (t->writes && t->owner) t->owner->tx_writes++;
     t->armed = armed;
     t->merge = merge;
     schedule(t);

@@ -100,6 +100,7 @@ typedef struct tx {
     /* a split transaction: the connection does not wait for it */
     struct tx *conn_next; /* owner->txs, oldest first */
     uint64_t bloom;       /* bit h >> 58 of each key's lock hash */
+    int writes;           /* some key is locked exclusive */
 } tx;
 
 /* Starts a whole-shard transaction for a command of s over shards
