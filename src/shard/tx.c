@@ -344,6 +344,7 @@ static void tx_done(tx *t) {
 static void release_all(tx *t) {
     for (int i = 0; i < t->n; i++) {
         tx_part *p = t->parts[i];
+        if (p->deferred) continue; /* never queued: tx_done frees it */
         t->parts[i] = NULL;
         to_part(t, p, SM_RELEASE);
     }
@@ -358,25 +359,42 @@ static void run_whole(tx *t) {
     aof_tx_end(sh);
 }
 
+/* The part on the coordinator's own shard, when its scheduling waits for
+ * the others' grants (schedule); NULL otherwise. */
+static tx_part *deferred_part(tx *t) {
+    for (int i = 0; i < t->n; i++)
+        if (t->parts[i]->deferred) return t->parts[i];
+    return NULL;
+}
+
 static void phase_step(tx *t) {
+    tx_part *own = deferred_part(t);
     switch (t->phase) {
     case TXP_SCHED:
+        /* every other part is granted and holds its keys: the own part runs
+         * now, in that instant, if nothing here holds its keys (as if it
+         * took and dropped its locks at once), else all is tried again */
+        if (!t->fails && own && conflicts_now(t->coord, own)) t->fails++;
         if (t->fails) {
             phase_start(t, TXP_CANCEL);
             for (int i = 0; i < t->n; i++)
-                if (!t->parts[i]->failed) phase_send(t, t->parts[i], SM_CANCEL);
+                if (!t->parts[i]->failed && !t->parts[i]->deferred) phase_send(t, t->parts[i], SM_CANCEL);
             phase_end(t);
         } else if (t->whole) {
             run_whole(t);
             release_all(t);
             tx_done(t);
         } else if (t->armed) {
+            if (own) shard_run_batch_items(t->coord, &own->m, 0);
             t->merge(t, tx_out(t));
             release_all(t);
             tx_done(t);
         } else {
             phase_start(t, TXP_EXEC);
-            for (int i = 0; i < t->n; i++) phase_send(t, t->parts[i], SM_EXEC);
+            for (int i = 0; i < t->n; i++) {
+                if (t->parts[i] == own) shard_run_batch_items(t->coord, &own->m, 0);
+                else phase_send(t, t->parts[i], SM_EXEC);
+            }
             phase_end(t);
         }
         break;
@@ -398,6 +416,11 @@ static void coord_on(shard *sh, tx_part *p) {
     phase_end(t);
 }
 
+/* Sends every part its SCHED. A split transaction's first try keeps the
+ * part on the coordinator's own shard back (deferred): it runs without
+ * taking locks once the others are granted (phase_step), which spares that
+ * shard's queue and intent table. A retry queues it as any other part, so
+ * that it cannot be refused for ever. */
 static void schedule(tx *t) {
     t->txid = __atomic_fetch_add(&tx_seq, 1, __ATOMIC_RELAXED);
     t->fails = 0;
@@ -408,9 +431,10 @@ static void schedule(tx *t) {
         p->whole = (uint8_t)t->whole;
         p->armed = (uint8_t)t->armed;
         p->granted = p->failed = 0;
+        p->deferred = !t->whole && !t->retries && t->n > 1 && p->shard == t->coord->id;
         p->m.done_items = 0;
         p->m.replies.len = 0;
-        phase_send(t, p, SM_SCHED);
+        if (!p->deferred) phase_send(t, p, SM_SCHED);
     }
     phase_end(t);
 }

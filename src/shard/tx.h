@@ -63,6 +63,7 @@ typedef struct tx_part {
     uint8_t whole;      /* the whole shard, exclusive */
     uint8_t armed;      /* run m's batch as soon as granted (read-only) */
     uint8_t granted, failed, queued;
+    uint8_t deferred;   /* the coordinator's own part, run at the others' grant without locks */
     tx_key *keys;
     uint32_t nkeys, capkeys;
 } tx_part;
