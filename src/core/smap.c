@@ -19,6 +19,7 @@ struct smap {
     int64_t rehash_idx; /* -1 when not resizing */
     uint32_t paused;
     int kind;
+    uint32_t chain_bound; /* the longest chain smap_random met (it only grows) */
 };
 
 #define INITIAL_BUCKETS 4
@@ -411,13 +412,15 @@ static smap_elem *random_bucket(smap *m, uint64_t (*rnd)(void)) {
  * bucket and a random position below `bound`, taken when the chain is that
  * long. (A random chain and then a random element of it favours elements
  * of short chains: HRANDFIELD -1000 of 100 fields scored chi-square 466,
- * where Redis's fair sampling stays under 40.) The bound starts at 4 and
- * rises to the longest chain met; a table emptier than the shrink rule
- * allows falls back to the first element found. */
+ * where Redis's fair sampling stays under 40.) The bound is at least 4 and
+ * the longest chain met so far, kept in the map: a bound that rose only
+ * within a call would under-sample a long chain in every call that picked
+ * another element before it met that chain. A table emptier than the shrink
+ * rule allows falls back to the first element found. */
 smap_elem *smap_random(smap *m, uint64_t (*rnd)(void)) {
     if (m->count == 0) return NULL;
     step(m);
-    size_t bound = 4;
+    size_t bound = m->chain_bound > 4 ? m->chain_bound : 4;
     for (int tries = 0; tries < 100000; tries++) {
         smap_elem *head = random_bucket(m, rnd);
         size_t len = 0;
@@ -425,6 +428,7 @@ smap_elem *smap_random(smap *m, uint64_t (*rnd)(void)) {
             len++;
         if (len > bound) {
             bound = len;
+            m->chain_bound = (uint32_t)len;
             continue;
         }
         size_t k = rnd() % bound;
