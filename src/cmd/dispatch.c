@@ -105,13 +105,7 @@ static void send_batch(session *s, int dst, const command *cmd, int argc, const 
         shard_send(sh, dst, full);
     }
     if (!ob->batch) ob->batch = msg_new(SM_BATCH, sh->id);
-    batch_item *it = msg_batch_add(ob->batch, cmd, argc, argv, argl);
-    it->conn = s->conn;
-    it->slot = conn_pending_slot(s->conn);
-    it->slot->discard = discard;
-    it->dbid = (uint32_t)s->db;
-    it->resp = (uint8_t)s->resp;
-    s->conn->inflight++;
+    shard_batch_add(ob->batch, s, cmd, argc, argv, argl, discard);
     sh->out_dirty = 1;
     sh->stat_remote_batches++;
 }

@@ -240,6 +240,18 @@ static void batch_done(shard *s, msg *m) {
     msg_free(m);
 }
 
+batch_item *shard_batch_add(msg *m, session *s, const command *cmd, int argc, const char **argv, const size_t *argl,
+                            int discard) {
+    batch_item *it = msg_batch_add(m, cmd, argc, argv, argl);
+    it->conn = s->conn;
+    it->slot = conn_pending_slot(s->conn);
+    it->slot->discard = discard;
+    it->dbid = (uint32_t)s->db;
+    it->resp = (uint8_t)s->resp;
+    s->conn->inflight++;
+    return it;
+}
+
 void shard_batch_reply(shard *s, msg *m) {
     if (m->from == s->id) {
         batch_done(s, m);

@@ -112,6 +112,12 @@ void shard_flush(shard *s);
 /* Runs batch m's items from m->done_items on; with check, stops before the
  * first whose keys are locked (tx_must_wait) and returns 0, else 1. */
 int shard_run_batch_items(shard *s, struct msg *m, int check);
+struct session;
+struct command;
+/* Appends cmd of session s to batch m with a pending reply slot of its
+ * connection (discard: the reply is dropped, CLIENT REPLY). */
+struct batch_item *shard_batch_add(struct msg *m, struct session *s, const struct command *cmd, int argc, const char **argv,
+                                   const size_t *argl, int discard);
 /* A batch has run: back to its sender (or, from this shard itself, into
  * its connections' reply slots). */
 void shard_batch_reply(shard *s, struct msg *m);

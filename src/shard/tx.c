@@ -274,13 +274,7 @@ void tx_batch_arrived(shard *sh, msg *m) {
 void tx_hold_local(shard *sh, session *s, const command *cmd, int argc, const char **argv, const size_t *argl,
                    int discard) {
     msg *m = msg_new(SM_BATCH, sh->id);
-    batch_item *it = msg_batch_add(m, cmd, argc, argv, argl);
-    it->conn = s->conn;
-    it->slot = conn_pending_slot(s->conn);
-    it->slot->discard = discard;
-    it->dbid = (uint32_t)s->db;
-    it->resp = (uint8_t)s->resp;
-    s->conn->inflight++;
+    shard_batch_add(m, s, cmd, argc, argv, argl, discard);
     s->conn->held = 1;
     hold_batch(sh, m);
 }
