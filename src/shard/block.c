@@ -414,7 +414,10 @@ static void serve_queue(cmd_ctx *outer, shard *sh, waitq *q) {
             expect = B_SERVING;
             if (!__atomic_compare_exchange_n(&b->state, &expect, B_WAITING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
                 __atomic_store_n(&b->state, B_DONE | B_ABANDONED, __ATOMIC_RELEASE);
-            break;
+            if (b->type != T_STREAM) break; /* the key is empty again */
+            prev = w; /* a stream reader may wait after a later ID than the next one */
+            pw = &w->next;
+            continue;
         }
         __atomic_fetch_or(&b->state, B_DONE, __ATOMIC_ACQ_REL);
         unlink_waiter(q, pw, prev);
