@@ -115,12 +115,21 @@ static void xread_generic(cmd_ctx *c, int group_cmd) {
         int ii = is + k;
         db *d;
         int wrong;
+        groups[k] = NULL;
+        if (!block_key_wanted(c, ks + k)) continue; /* serve mode: only the ready key is ours */
+        if (c->serve_key) { /* woken: the key may be gone or hold another type now */
+            entry **l = ctx_lookup(c, ks + k, 1, &d);
+            if (!l || entry_type(*l) != T_STREAM) {
+                if (group_cmd) reply_error(c, "UNBLOCKED the stream key no longer exists");
+                ok = 0;
+                break;
+            }
+        }
         stream *s = xlookup(c, ks + k, 1, &d, &wrong);
         if (wrong) {
             ok = 0;
             break;
         }
-        groups[k] = NULL;
         if (a.gi) {
             if (!s || !(groups[k] = stream_group(s, c->argv[a.gi], c->argl[a.gi]))) {
                 reply_errorf(c, "NOGROUP No such key '%.*s' or consumer group '%.*s' in XREADGROUP with GROUP option",

@@ -366,7 +366,7 @@ void block_signal_db(db *d) {
     smap_iter_start(&it, WAITS(sh));
     for (smap_elem *e; (e = smap_iter_next(&it));) {
         waitq *q = (waitq *)(uintptr_t)smap_elem_u64(e);
-        if (q->dbid == d->id && table_link(d->t, q->key, q->klen)) mark_ready(sh, q);
+        if (q->dbid == d->id) mark_ready(sh, q); /* stream readers also learn of a key that went away */
     }
     smap_iter_stop(&it);
 }
@@ -402,9 +402,11 @@ static void serve_queue(cmd_ctx *outer, shard *sh, waitq *q) {
             continue;
         }
         entry *e = db_find(d, q->key, q->klen, outer->sh->now_ms);
-        if (!e) break;
+        if (!e && b->type != T_STREAM) break;
         int expect = B_WAITING;
-        if (entry_type(e) != b->type || st != B_WAITING ||
+        /* A stream reader runs even when the key is gone or of another type:
+         * XREADGROUP then answers an error, XREAD goes on waiting. */
+        if ((b->type != T_STREAM && entry_type(e) != b->type) || st != B_WAITING ||
             !__atomic_compare_exchange_n(&b->state, &expect, B_SERVING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
             prev = w; /* another type, or another shard serves it now */
             pw = &w->next;

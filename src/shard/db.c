@@ -73,6 +73,7 @@ void db_clear(db *d) {
     d->t = table_create();
     d->expires = 0;
     d->expire_cursor = 0;
+    block_signal_db(d);
 }
 
 void db_clear_async(db *d) {
@@ -84,6 +85,7 @@ void db_clear_async(db *d) {
     d->t = table_create();
     d->expires = 0;
     d->expire_cursor = 0;
+    block_signal_db(d);
 }
 
 static void count_expired(db *d) {
@@ -109,13 +111,14 @@ entry *db_find(db *d, const char *key, size_t klen, int64_t now) {
     return l ? *l : NULL;
 }
 
-/* A new list or sorted set may be what blocked clients wait for. */
+/* A key that got a value, or lost or changed it, may be what blocked
+ * clients wait for: a list or sorted set to pop from, a stream to read, or
+ * (XREADGROUP) the news that the stream is gone. */
 static void maybe_signal(db *d, const entry *e) {
-    int t = entry_type(e);
-    if ((t == T_LIST || t == T_ZSET) && d->owner && d->owner->block_waits) {
+    if (d->owner && d->owner->block_waits) {
         size_t klen;
         const char *key = (const char *)entry_keyp(e, &klen);
-        block_signal(d, key, klen, t);
+        block_signal(d, key, klen, entry_type(e));
     }
 }
 
@@ -142,6 +145,7 @@ entry *db_take(db *d, entry **link) {
     snap_touch(d, *link);
     entry *e = table_unlink(d->t, link);
     if (entry_has_ttl(e)) d->expires--;
+    maybe_signal(d, e);
     return e;
 }
 
