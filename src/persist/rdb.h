@@ -56,6 +56,19 @@ typedef struct rdb_str {
 } rdb_str;
 
 int rdb_get_str(rdb_in *in, rdb_str *out);
+int rdb_get_len(rdb_in *in, uint64_t *len);
+int rdb_get_bytes(rdb_in *in, size_t n, const uint8_t **p);
+/* Writing primitives: a length, a string (integer / LZF encodings as
+ * Redis's rdbSaveRawString picks them). */
+void rdb_put_len(buf *o, uint64_t n);
+void rdb_put_str(buf *o, const char *s, size_t len);
+
+/* Streams (rdb_stream.c): the body of a TYPE_STREAM_LISTPACKS_2 value, and
+ * the reader of both stream types (v2: the 7.0 fields). The reader checks
+ * every node (core/stream.h's stream_node_check), the counts, the order of
+ * IDs and PELs, and that every pending entry has a consumer. */
+void rdb_put_stream(buf *o, const void *stream);
+int rdb_read_stream(rdb_in *in, int v2, void **obj);
 void rdb_str_free(rdb_str *s);
 
 /* ---- values ---- */
@@ -150,6 +163,8 @@ enum {
     TYPE_HASH_LISTPACK = 16,
     TYPE_ZSET_LISTPACK = 17,
     TYPE_LIST_QUICKLIST_2 = 18,
+    TYPE_STREAM_LISTPACKS = 15,   /* Redis 5.0-6.2 */
+    TYPE_STREAM_LISTPACKS_2 = 19, /* Redis 7.0: first ID, max deleted ID, entries added, entries read */
 };
 #define ENC_LZF 3          /* string encoding: LZF-compressed */
 #define QL_NODE_PLAIN 1    /* quicklist node container: one plain element */

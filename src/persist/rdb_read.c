@@ -12,6 +12,7 @@
 #include "persist/crc64.h"
 #include "persist/listpack.h"
 #include "persist/rdb.h"
+#include "core/stream.h"
 #include "server/config.h"
 #include <liblzf/lzf.h>
 #include <limits.h>
@@ -73,6 +74,9 @@ static int get_len(rdb_in *in, uint64_t *len) {
     if (st) return st;
     return special ? RDB_EFORMAT : RDB_OK;
 }
+
+int rdb_get_len(rdb_in *in, uint64_t *len) { return get_len(in, len); }
+int rdb_get_bytes(rdb_in *in, size_t n, const uint8_t **p) { return get_bytes(in, n, p); }
 
 /* A count of things each at least `min` bytes long: refuses counts the
  * remaining input cannot hold, so nothing is sized from a lie. */
@@ -490,8 +494,12 @@ static int read_object(rdb_in *in, int type, void **obj, int *t) {
     case TYPE_HASH_LISTPACK:
         *t = T_HASH;
         return read_hash_listpack(in, obj);
+    case TYPE_STREAM_LISTPACKS:
+    case TYPE_STREAM_LISTPACKS_2:
+        *t = T_STREAM;
+        return rdb_read_stream(in, type == TYPE_STREAM_LISTPACKS_2, obj);
     default:
-        return RDB_EFORMAT; /* ziplists, zipmaps, streams, modules */
+        return RDB_EFORMAT; /* ziplists, zipmaps, modules */
     }
 }
 
@@ -546,6 +554,13 @@ int rdb_skip_value(rdb_in *in, int type) {
             if (!(st = skip_str(in))) st = get_string_double(in, &d);
         }
         return st;
+    case TYPE_STREAM_LISTPACKS:
+    case TYPE_STREAM_LISTPACKS_2: {
+        void *obj = NULL;
+        if ((st = rdb_read_stream(in, type == TYPE_STREAM_LISTPACKS_2, &obj))) return st;
+        stream_free(obj);
+        return RDB_OK;
+    }
     default:
         return RDB_EFORMAT;
     }

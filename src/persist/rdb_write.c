@@ -102,6 +102,9 @@ static void put_str(buf *o, const char *s, size_t len) {
     buf_add(o, s, len);
 }
 
+void rdb_put_len(buf *o, uint64_t n) { put_len(o, n); }
+void rdb_put_str(buf *o, const char *s, size_t len) { put_str(o, s, len); }
+
 static void put_ll_str(buf *o, int64_t v) {
     if (put_int_enc(o, v)) return;
     char tmp[24];
@@ -219,6 +222,8 @@ static int value_type(const entry *e) {
         return zobj_is_big(o) ? TYPE_ZSET_2 : TYPE_ZSET_LISTPACK;
     case T_HASH:
         return hash_value_hpack(o) ? TYPE_HASH_LISTPACK : TYPE_HASH;
+    case T_STREAM:
+        return TYPE_STREAM_LISTPACKS_2;
     default:
         return TYPE_STRING;
     }
@@ -240,6 +245,9 @@ static void put_body(buf *out, const entry *e) {
         break;
     case T_STRING:
         put_string_value(out, e);
+        break;
+    case T_STREAM:
+        rdb_put_stream(out, entry_obj(e));
         break;
     default:
         put_len(out, 0);
