@@ -13,6 +13,12 @@
  *   BLMOVE / BRPOPLPUSH        -> LMOVE / RPOPLPUSH
  *   (B)LMPOP .. LEFT COUNT n   -> LPOP k <popped>
  *   BZPOPMIN/MAX, (B)ZMPOP     -> ZPOPMIN/ZPOPMAX k [<popped>]
+ *   XADD k .. * f v            -> XADD k .. <generated id> f v
+ *
+ * Departure: XREADGROUP, XCLAIM and XAUTOCLAIM are logged as given (Redis
+ * logs each delivery as XCLAIM .. FORCE JUSTID and the group's ID as XGROUP
+ * SETID): replaying them delivers the same entries, with delivery times of
+ * the replay.
  *
  * Departure: Redis logs SPOP k n as one SREM per member inside MULTI/EXEC;
  * one SREM with every member is the same change in one command.
@@ -42,6 +48,7 @@ enum rule {
     R_KEY_POP,   /* reply [key, ...] -> as key */
     R_MOVE,      /* as argv[1..n] */
     R_MPOP,      /* numkeys at argv[n]; reply [key, [popped]] -> as|alt key <count> */
+    R_XADD,      /* the ID argument (* or ms-*) -> the ID of the reply */
 };
 
 /* A command's rule and its words: `as` (and `alt` when the direction word
@@ -100,6 +107,11 @@ static const rule_row rules[] = {
     {"spop", R_SPOP, NULL, NULL, NULL, 0},
     ZERO("srem"),
     ZERO("unlink"),
+    ZERO("xack"),
+    {"xadd", R_XADD, NULL, NULL, NULL, 0},
+    ZERO("xdel"),
+    NIL("xreadgroup"),
+    ZERO("xtrim"),
     {"zmpop", R_MPOP, "ZPOPMIN", "ZPOPMAX", "min", 1},
     NIL("zpopmax"),
     NIL("zpopmin"),
@@ -373,6 +385,36 @@ static void feed_move(cmd_ctx *c, const char *cmd, int nargs) {
     lc_feed(&lc, c);
 }
 
+/* XADD: the ID argument (found as XADD's parser finds it) becomes the one
+ * generated, the bulk reply. */
+static void feed_xadd(cmd_ctx *c, reply_rd *r) {
+    const char *id;
+    size_t idl;
+    if (rd_bulk(r, &id, &idl) < 0) return;
+    int i = 2;
+    for (; i < c->argc; i++) {
+        if (arg_is(c, i, "nomkstream")) continue;
+        if (arg_is(c, i, "maxlen") || arg_is(c, i, "minid")) {
+            if (i + 2 < c->argc && c->argl[i + 1] == 1 && (c->argv[i + 1][0] == '~' || c->argv[i + 1][0] == '='))
+                i++;
+            i++;
+            continue;
+        }
+        if (arg_is(c, i, "limit")) {
+            i++;
+            continue;
+        }
+        break;
+    }
+    logcmd lc;
+    lc_init(&lc);
+    for (int k = 0; k < c->argc; k++) {
+        if (k == i) lc_add(&lc, id, idl);
+        else lc_arg(&lc, c, k);
+    }
+    lc_feed(&lc, c);
+}
+
 static void feed_getex(cmd_ctx *c) {
     for (int i = 2; i < c->argc; i++) {
         if (arg_is(c, i, "persist")) {
@@ -413,6 +455,7 @@ void aof_log(cmd_ctx *c, size_t at) {
     case R_KEY_POP: feed_key_pop(c, &r, row->as); return;
     case R_MOVE: feed_move(c, row->as, row->n); return;
     case R_MPOP: feed_mpop(c, &r, row->n, row->as, row->alt, row->when); return;
+    case R_XADD: feed_xadd(c, &r); return;
     default: feed_asis(c); return;
     }
 }
