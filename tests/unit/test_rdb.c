@@ -311,7 +311,11 @@ static void test_corrupt(void) {
     /* hash listpack with fields a, a */
     static const uint8_t hlp_dup[] = {16, 17, 17, 0, 0, 0, 4, 0, 0x81, 'a', 2, 1, 1, 0x81, 'a', 2, 2, 1, 0xff};
     static const uint8_t hlp_odd[] = {16, 10, 10, 0, 0, 0, 1, 0, 0x81, 'a', 2, 0xff};
-    static const uint8_t unknown[] = {15, 0};
+    static const uint8_t unknown[] = {6, 0}; /* a module value */
+    /* streams: no nodes but length 1; a truncated body; an empty stream */
+    static const uint8_t stream_len_lie[] = {19, 0, 1, 5, 0, 0, 0, 0, 0, 0, 0};
+    static const uint8_t stream_short[] = {19, 0, 0, 5};
+    static const uint8_t stream_empty[] = {19, 0, 0, 5, 0, 0, 0, 0, 0, 1, 0};
     CHECK(undump_raw(set_ok, sizeof set_ok) == RDB_OK);
     CHECK(undump_raw(set_dup, sizeof set_dup) == RDB_EFORMAT);
     CHECK(undump_raw(set_empty, sizeof set_empty) == RDB_EEMPTY);
@@ -326,6 +330,9 @@ static void test_corrupt(void) {
     CHECK(undump_raw(hlp_dup, sizeof hlp_dup) == RDB_EFORMAT);
     CHECK(undump_raw(hlp_odd, sizeof hlp_odd) == RDB_EFORMAT);
     CHECK(undump_raw(unknown, sizeof unknown) == RDB_EFORMAT);
+    CHECK(undump_raw(stream_len_lie, sizeof stream_len_lie) == RDB_EFORMAT);
+    CHECK(undump_raw(stream_short, sizeof stream_short) == RDB_ESHORT);
+    CHECK(undump_raw(stream_empty, sizeof stream_empty) == RDB_OK);
     /* the footer: version 11 and a wrong CRC */
     buf p = {0};
     buf_add(&p, "\x00\x01x\x0b\x00", 5);
