@@ -63,6 +63,13 @@ enum { ROUTE_ALL = -2, ROUTE_KEYS = -3 };
  * replies combine into one. */
 enum { SPLIT_NONE, SPLIT_SUM /* integers added */, SPLIT_OK /* +OK */, SPLIT_ARRAY /* elements in key order */ };
 
+/* A command whose keys are on several shards runs as a transaction of
+ * hops that cmd/ plans (cmd/cross.c); returns 1 when it started one, 0 to
+ * run the command under whole-shard locks instead. */
+struct command;
+typedef int cmd_hops_fn(struct session *s, const struct command *cmd, int argc, const char **argv, const size_t *argl,
+                        int discard);
+
 typedef struct command {
     const char *name;  /* lowercase; subcommands "config|get" */
     cmd_proc *proc;
@@ -72,6 +79,7 @@ typedef struct command {
     cmd_keys_fn *keys;     /* overrides first/last/step when set */
     cmd_route_fn *route;   /* keyless single-shard routing (see above) */
     int split;             /* SPLIT_*: runs as one part per shard */
+    cmd_hops_fn *hops;     /* keys on several shards: a transaction of hops */
     const char *group;     /* COMMAND DOCS group: string, generic, server... */
     const char *summary;
     const char *since;

@@ -9,6 +9,7 @@
  * the cursor carries the shard index (scan_route), and each call walks only
  * that shard's table. */
 #include "cmd/cmd.h"
+#include "cmd/cross.h"
 #include "cmd/persist.h"
 #include "persist/snapshot.h"
 #include "shard/block.h"
@@ -605,9 +606,10 @@ static const command rows[] = {
     {.name = "swapdb", .proc = swapdb_cmd, .arity = 3, .flags = CMD_WRITE | CMD_FAST | CMD_ALLSHARDS, .group = "server",
      .since = "4.0.0", .acl = "keyspace write fast dangerous", .summary = "Swaps two Redis databases"},
     {.name = "rename", .proc = rename_cmd, .arity = 3, .flags = CMD_WRITE, .first = 1, .last = 2, .step = 1,
+     .hops = cross_rename,
      .group = "generic", .since = "1.0.0", .acl = "keyspace write slow", .summary = "Rename a key"},
     {.name = "renamenx", .proc = renamenx_cmd, .arity = 3, .flags = CMD_WRITE | CMD_FAST, .first = 1, .last = 2,
-     .step = 1, .group = "generic", .since = "1.0.0", .acl = "keyspace write fast",
+     .step = 1, .hops = cross_rename, .group = "generic", .since = "1.0.0", .acl = "keyspace write fast",
      .summary = "Rename a key, only if the new key does not exist"},
     {.name = "copy", .proc = copy_cmd, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM, .first = 1, .last = 2,
      .step = 1, .group = "generic", .since = "6.2.0", .acl = "keyspace write slow", .summary = "Copy a key"},

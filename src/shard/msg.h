@@ -21,10 +21,12 @@ enum {
     SM_EXEC,
     SM_RELEASE,
     SM_CANCEL,
+    SM_STEP, /* run the items added since, keep the locks */
     /* to its coordinator */
     SM_GRANTED, /* or refused: part->failed */
     SM_EXEC_DONE,
     SM_CANCELLED,
+    SM_STEP_DONE,
 };
 
 struct conn;

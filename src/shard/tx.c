@@ -8,7 +8,7 @@
 #include "persist/aof.h"
 #include "shard/lock.h"
 
-enum { TXP_SCHED, TXP_CANCEL, TXP_EXEC };
+enum { TXP_SCHED, TXP_CANCEL, TXP_EXEC, TXP_STEP };
 
 static uint64_t tx_seq = 1; /* atomic: the global order */
 
@@ -174,6 +174,10 @@ static void part_on(shard *sh, tx_part *p) {
     case SM_CANCEL:
         dequeue(sh, p);
         to_coord(sh, p, SM_CANCELLED);
+        break;
+    case SM_STEP:
+        shard_run_batch_items(sh, &p->m, 0);
+        to_coord(sh, p, SM_STEP_DONE);
         break;
     }
 }
@@ -361,6 +365,20 @@ static tx_part *deferred_part(tx *t) {
     return NULL;
 }
 
+/* A transaction of hops: its step reads the replies so far and either
+ * gives parts more to run (each in one STEP) or writes the reply. */
+static void next_hop(tx *t) {
+    if (!t->step(t, tx_out(t))) {
+        release_all(t);
+        tx_done(t);
+        return;
+    }
+    phase_start(t, TXP_STEP);
+    for (int i = 0; i < t->n; i++)
+        if (t->parts[i]->m.done_items < t->parts[i]->m.nitems) phase_send(t, t->parts[i], SM_STEP);
+    phase_end(t);
+}
+
 static void phase_step(tx *t) {
     tx_part *own = deferred_part(t);
     switch (t->phase) {
@@ -378,6 +396,8 @@ static void phase_step(tx *t) {
             run_whole(t);
             release_all(t);
             tx_done(t);
+        } else if (t->step) {
+            next_hop(t);
         } else if (t->armed) {
             if (own) shard_run_batch_items(t->coord, &own->m, 0);
             t->merge(t, tx_out(t));
@@ -399,6 +419,9 @@ static void phase_step(tx *t) {
     case TXP_EXEC:
         t->merge(t, tx_out(t));
         tx_done(t);
+        break;
+    case TXP_STEP:
+        next_hop(t);
         break;
     }
 }
@@ -425,7 +448,7 @@ static void schedule(tx *t) {
         p->whole = (uint8_t)t->whole;
         p->armed = (uint8_t)t->armed;
         p->granted = p->failed = 0;
-        p->deferred = !t->whole && !t->retries && t->n > 1 && p->shard == t->coord->id;
+        p->deferred = !t->whole && !t->step && !t->retries && t->n > 1 && p->shard == t->coord->id;
         p->m.done_items = 0;
         p->m.replies.len = 0;
         if (!p->deferred) phase_send(t, p, SM_SCHED);
@@ -532,6 +555,11 @@ tx *tx_create(session *s, const command *cmd, int discard) {
     return t;
 }
 
+void tx_run_steps(tx *t, tx_step_fn *step) {
+    t->step = step;
+    tx_run_split(t, 1, NULL);
+}
+
 void tx_run_split(tx *t, int armed, tx_merge_fn *merge) {
     if (t->writes && t->owner) t->owner->tx_writes++;
     t->armed = armed;
@@ -586,7 +614,8 @@ void tx_on_message(shard *sh, msg *m) {
     switch (m->type) {
     case SM_GRANTED:
     case SM_EXEC_DONE:
-    case SM_CANCELLED: coord_on(sh, p); break;
+    case SM_CANCELLED:
+    case SM_STEP_DONE: coord_on(sh, p); break;
     default: part_on(sh, p); break;
     }
 }

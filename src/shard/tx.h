@@ -16,6 +16,8 @@
  *   reads:  gather replies, RELEASE(A, B)  (no reply waits for it)
  *   writes: EXEC(A, B) --> run, release      run, release --> EXEC_DONE
  *   whole:  run the command here over the shards' data, RELEASE
+ *   hops:   STEP(A) --> run what the coordinator added, keep the locks
+ *           <-- STEP_DONE (+ replies) ... then RELEASE(A, B)
  *
  * Deadlock freedom: a part only ever waits for parts with a lower txid. A
  * part that arrives at a shard where it conflicts with a part of a higher
@@ -71,6 +73,11 @@ typedef struct tx_part {
 struct tx;
 /* Writes the command's reply from the parts' replies (cmd/ provides it). */
 typedef void tx_merge_fn(struct tx *t, buf *out);
+/* A step of a transaction of several hops (cmd/ provides it): reads the
+ * replies so far, and either adds commands to parts (tx_part_add) and
+ * returns 1 (each part runs its new ones, its locks held), or writes the
+ * reply to out and returns 0 (the locks go). */
+typedef int tx_step_fn(struct tx *t, buf *out);
 
 typedef struct tx {
     conn *owner;
@@ -97,6 +104,7 @@ typedef struct tx {
     int fails;        /* parts refused in the scheduling phase */
     int retries;
     tx_merge_fn *merge;
+    tx_step_fn *step; /* several hops: called after the grant and each step */
     void *plan;       /* cmd/'s data for merge (freed with zfree) */
     /* a split transaction: the connection does not wait for it */
     struct tx *conn_next; /* owner->txs, oldest first */
@@ -127,6 +135,9 @@ batch_item *tx_part_add(tx_part *p, const command *cmd, int argc, const char **a
 /* Runs t; armed: the parts only read (they run as soon as granted). merge
  * writes the reply once every part has run. */
 void tx_run_split(tx *t, int armed, tx_merge_fn *merge);
+/* Runs t as several hops: the parts' first commands run when granted
+ * (they should only read), then step decides what each hop does. */
+void tx_run_steps(tx *t, tx_step_fn *step);
 /* The reply of part i's k-th command (valid until the merge returns). */
 const char *tx_part_reply(const tx *t, int i, int k, size_t *len);
 

@@ -97,3 +97,49 @@ def test_exec_across_shards_with_watch(server, r):
             ran = False
     assert not ran
     assert r.mget(a, b) == [b"2", None]
+
+
+def test_rename_across_shards_moves_value_and_ttl(r):
+    a, b, c = keys_on_distinct_shards("rn", 3)
+    r.rpush(a, "x", "y")
+    r.pexpire(a, 100000)
+    r.set(b, "old")
+    assert r.rename(a, b) is True
+    assert r.exists(a) == 0
+    assert r.lrange(b, 0, -1) == [b"x", b"y"]
+    assert 90000 < r.pttl(b) <= 100000
+    assert r.renamenx(b, c) is True
+    assert r.renamenx(c, c) is False
+    r.set(a, "1")
+    assert r.renamenx(a, c) is False
+    assert r.get(a) == b"1"
+    try:
+        r.rename(b, a)
+        raised = None
+    except redis.ResponseError as e:
+        raised = str(e)
+    assert raised == "no such key"
+    assert r.type(c) == b"list" and r.ttl(c) > 0
+
+
+def test_rename_across_shards_wakes_blocked_client(r, blockers):
+    a, q = keys_on_distinct_shards("rw", 2)
+    b = blockers("BLPOP", q, 0)
+    wait_blocked(r, 1)
+    r.rpush(a, "v")
+    assert r.rename(a, q) is True
+    b.expect(arr(bulk(q), bulk("v")))
+    assert r.exists(q) == 0
+
+
+def test_rename_pipelined_then_read(r):
+    a, b = keys_on_distinct_shards("rp", 2)
+    p = r.pipeline(transaction=False)
+    for i in range(100):
+        p.set(a, i)
+        p.rename(a, b)
+        p.get(b)
+        p.exists(a)
+    out = p.execute()
+    for i in range(100):
+        assert out[4 * i:4 * i + 4] == [True, True, str(i).encode(), 0]
