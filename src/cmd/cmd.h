@@ -44,6 +44,7 @@ enum {
     CMD_MOVABLEKEYS = 1 << 15,
     CMD_NOMULTI = 1 << 16, /* refused inside MULTI */
     CMD_EXEC = 1 << 17,    /* EXEC: routed by its queued commands' keys (multi.h) */
+    CMD_SKIP_SLOWLOG = 1 << 18, /* never in the slow log (EXEC: its commands are) */
 };
 
 typedef struct cmd_ctx cmd_ctx;
@@ -102,6 +103,10 @@ struct cmd_ctx {
     int serve_key;  /* serve mode of a blocked command: argv index of the ready key */
     int serve_home; /* serve mode: the command must run again at home */
     int in_exec;    /* one of EXEC's commands: never blocks, serving waits for the end */
+    int blocked;    /* set by block_client: the call goes on later */
+    int no_stats;   /* a part of a call counted elsewhere (a split command's part) */
+    int64_t dur_ns; /* set by exec_command: how long the handler ran */
+    int slow;       /* set by exec_command: slow, and run without its connection: the caller logs it */
 };
 
 /* The database holding key in this context. */
@@ -127,6 +132,12 @@ const command *cmd_lookup(const char *name, size_t len);
 const command *cmd_lookup_sub(const command *parent, const char *name, size_t len);
 void cmd_table_init(void); /* calls every family's register function */
 int cmd_count(void);
+/* Every command and subcommand has a number in [0, cmd_index_count()),
+ * fixed after cmd_table_init: cmd_index(row) (-1 for a row that is not
+ * in the table) and back. Any thread. */
+int cmd_index(const command *c);
+int cmd_index_count(void);
+const command *cmd_by_index(int i);
 void cmd_foreach(void (*fn)(const command *c, void *ud), void *ud);
 /* Key positions of a parsed command; returns count (<= max). */
 int cmd_key_positions(const command *cmd, int argc, const char **argv, const size_t *argl, int *pos, int max);
@@ -176,6 +187,8 @@ enum {
 };
 void reply_status(cmd_ctx *c, int status);
 void reply_arity(cmd_ctx *c); /* wrong number of arguments for '<cmd>' */
+/* A HELP reply: an array of simple strings. */
+void reply_help_lines(cmd_ctx *c, const char *const *lines, int n);
 
 /* Argument helpers: return 1 on success, else reply the error and return 0. */
 int arg_ll(cmd_ctx *c, int i, long long *v);            /* "value is not an integer or out of range" */

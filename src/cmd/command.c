@@ -29,7 +29,7 @@ static const struct {
     {CMD_DENYOOM, "denyoom"},      {CMD_ADMIN, "admin"},
     {CMD_PUBSUB, "pubsub"},        {CMD_NOSCRIPT, "noscript"},
     {CMD_BLOCKING, "blocking"},    {CMD_LOADING, "loading"},
-    {CMD_STALE, "stale"},          {CMD_FAST, "fast"},
+    {CMD_STALE, "stale"},          {CMD_SKIP_SLOWLOG, "skip_slowlog"}, {CMD_FAST, "fast"},
     {CMD_NOAUTH, "no_auth"},       {CMD_MOVABLEKEYS, "movablekeys"},
     {CMD_ALLOWBUSY, "allow_busy"},      {CMD_NOMULTI, "no_multi"},
 };
@@ -470,6 +470,7 @@ static void command_cmd(cmd_ctx *c) {
     cmd_ctx sc = *c;
     sc.cmd = sub;
     sub->proc(&sc);
+    c->cmd = sub; /* counted as the subcommand (commandstats), as Redis counts it */
 }
 
 #define LS CMD_LOADING | CMD_STALE

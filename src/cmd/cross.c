@@ -119,11 +119,11 @@ int cross_rename(struct session *s, const command *cmd, int argc, const char **a
     const command *exists = cmd_lookup("exists", 6);
     const char *ev[2] = {"exists", argv[1]};
     size_t el[2] = {6, argl[1]};
-    tx_part_add(ps, exists, 2, ev, el, s->db, s->resp);
+    tx_part_add(ps, exists, 2, ev, el, s->db, s->resp)->no_stats = 1; /* a step of RENAME's call */
     if (nx) {
         ev[1] = argv[2];
         el[1] = argl[2];
-        tx_part_add(pd, exists, 2, ev, el, s->db, s->resp);
+        tx_part_add(pd, exists, 2, ev, el, s->db, s->resp)->no_stats = 1;
     }
     tx_run_steps(t, rename_step);
     return 1;

@@ -2,6 +2,7 @@
  * error replies, argument parsing. */
 #include "cmd/cmd.h"
 #include "lib/util.h"
+#include "shard/cmdstats.h"
 #include "shard/shard.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,7 +43,10 @@ int ctx_wrong_type(cmd_ctx *c, const entry *e, int type) {
     return 1;
 }
 
-void reply_error(cmd_ctx *c, const char *msg) { resp_error(c->out, msg); }
+void reply_error(cmd_ctx *c, const char *msg) {
+    resp_error(c->out, msg);
+    cmdstats_error(c->sh, msg);
+}
 
 void reply_errorf(cmd_ctx *c, const char *fmt, ...) {
     char tmp[512];
@@ -50,7 +54,7 @@ void reply_errorf(cmd_ctx *c, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
-    resp_error(c->out, tmp);
+    reply_error(c, tmp);
 }
 
 static void defer_len(cmd_ctx *c, size_t at, char type, long long n) {
@@ -86,6 +90,11 @@ void reply_status(cmd_ctx *c, int st) {
     case ST_NOTINT_TIMEOUT: reply_error(c, "ERR timeout is not an integer or out of range"); break;
     default: reply_error(c, "ERR internal error"); break;
     }
+}
+
+void reply_help_lines(cmd_ctx *c, const char *const *lines, int n) {
+    reply_array(c, n);
+    for (int i = 0; i < n; i++) reply_simple(c, lines[i]);
 }
 
 void reply_arity(cmd_ctx *c) { reply_errorf(c, "ERR wrong number of arguments for '%s' command", c->cmd->name); }

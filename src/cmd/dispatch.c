@@ -9,15 +9,20 @@
 #include "persist/aof.h"
 #include "persist/snapshot.h"
 #include "shard/block.h"
+#include "shard/cmdstats.h"
 #include "shard/msg.h"
 #include "shard/shard.h"
+#include "shard/slowlog.h"
+#include "net/conn.h"
 #include "shard/tx.h"
 #include "shard/watch.h"
 #include <ctype.h>
 #include <stdio.h>
 
-const command *dispatch_resolve(int argc, const char **argv, const size_t *argl, char *err, size_t errlen) {
+const command *dispatch_resolve(int argc, const char **argv, const size_t *argl, char *err, size_t errlen,
+                                const command **named) {
     const command *cmd = cmd_lookup(argv[0], argl[0]);
+    if (named) *named = cmd;
     if (!cmd) {
         /* "unknown command 'x', with args beginning with: 'a' 'b' " */
         int n = snprintf(err, errlen, "ERR unknown command '%.*s', with args beginning with: ",
@@ -41,6 +46,7 @@ const command *dispatch_resolve(int argc, const char **argv, const size_t *argl,
         }
         const command *sub = cmd_lookup_sub(cmd, argv[1], argl[1]);
         if (!sub) {
+            if (named) *named = NULL; /* not a call of the container (Redis knows no command here) */
             char up[64];
             size_t k = 0;
             for (; cmd->name[k] && k < sizeof up - 1; k++) up[k] = (char)toupper((unsigned char)cmd->name[k]);
@@ -50,6 +56,7 @@ const command *dispatch_resolve(int argc, const char **argv, const size_t *argl,
             return NULL;
         }
         cmd = sub;
+        if (named) *named = cmd;
     }
     if ((cmd->arity > 0 && argc != cmd->arity) || (cmd->arity < 0 && argc < -cmd->arity)) {
         snprintf(err, errlen, "ERR wrong number of arguments for '%s' command", cmd->name);
@@ -79,11 +86,23 @@ void dispatch_before_write(cmd_ctx *c) {
 
 void exec_command(cmd_ctx *c) {
     shard *sh = c->sh;
-    sh->now_ms = mstime();
+    int64_t t0 = clock_ns();
+    sh->now_ms = t0 / 1000000;
     sh->stat_commands++;
     if (c->cmd->flags & CMD_WRITE) dispatch_before_write(c);
     size_t reply_at = c->out->len;
     c->cmd->proc(c);
+    c->dur_ns = clock_ns() - t0;
+    if (!c->no_stats) {
+        cmdstats_call(sh, c->cmd, c->dur_ns, c->blocked);
+        if (!c->blocked && !(c->cmd->flags & CMD_SKIP_SLOWLOG) && slowlog_wanted(c->dur_ns / 1000)) {
+            if (c->sess)
+                slowlog_push(sh, c->argc, c->argv, c->argl, c->dur_ns / 1000, c->sess->conn ? c->sess->conn->addr : NULL,
+                             c->sess->name);
+            else
+                c->slow = 1; /* its connection's shard logs it (batch_item.slow) */
+        }
+    }
     aof_log(c, reply_at); /* AOF: log the command as it propagates (before waking blocked clients) */
     if (c->cmd->flags & CMD_WRITE) __atomic_store_n(&sh->dirty, sh->dirty + 1, __ATOMIC_RELAXED);
     if ((sh->block_ready || c->tx) && !c->in_exec) block_serve_ready(c);
@@ -166,7 +185,8 @@ uint64_t dispatch_route_mask(session *s, const command *cmd, int argc, const cha
 
 int dispatch_command(session *s, int argc, const char **argv, const size_t *argl) {
     char err[512];
-    const command *cmd = dispatch_resolve(argc, argv, argl, err, sizeof err);
+    const command *named;
+    const command *cmd = dispatch_resolve(argc, argv, argl, err, sizeof err, &named);
     if (cmd && s->conn && s->conn->txs && !(s->multi && !(cmd->flags & (CMD_EXEC | CMD_SESSION))) &&
         tx_conn_must_wait(s, cmd, argc, argv, argl)) {
         s->conn->tx_stalled = 1;
@@ -182,10 +202,14 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
     buf *out = discard ? &scratch : session_reply_buf(s);
     if (!cmd) {
         resp_error(out, err);
+        cmdstats_error(s->sh, err);
+        cmdstats_reject(s->sh, named);
         multi_doom(s);
     } else if (__builtin_expect(!__atomic_load_n(&snap_last_ok, __ATOMIC_RELAXED), 0) && persist_misconf() &&
                ((cmd->flags & CMD_WRITE) || !strcmp(cmd->name, "ping"))) {
         resp_error(out, MISCONF_ERR);
+        cmdstats_error(s->sh, MISCONF_ERR);
+        cmdstats_reject(s->sh, cmd);
         multi_doom(s);
     } else if (!s->multi || !multi_intercept(s, cmd, argc, argv, argl, out)) {
         route(s, cmd, argc, argv, argl, discard, out);

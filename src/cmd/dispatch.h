@@ -21,6 +21,9 @@ uint64_t dispatch_route_mask(session *s, const command *cmd, int argc, const cha
 void dispatch_before_write(cmd_ctx *c);
 /* Executes a resolved command in ctx (counts statistics). */
 void exec_command(cmd_ctx *c);
-/* Resolves container subcommands; NULL when none (error already known). */
-const command *dispatch_resolve(int argc, const char **argv, const size_t *argl, char *err, size_t errlen);
+/* Resolves container subcommands; NULL when none (the error text in err).
+ * *named (when given) gets the row the name found even when the arguments
+ * were refused (for rejected_calls), NULL for an unknown command. */
+const command *dispatch_resolve(int argc, const char **argv, const size_t *argl, char *err, size_t errlen,
+                                const command **named);
 #endif

@@ -13,6 +13,7 @@
 #include "lib/mem.h"
 #include "server/config.h"
 #include "server/engine.h"
+#include "shard/cmdstats.h"
 #include "shard/shard.h"
 #include <stdio.h>
 #include <sys/resource.h>
@@ -131,10 +132,11 @@ static void sec_stats(buf *o, const info_src *src) {
                "total_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
                "instantaneous_ops_per_sec:%llu\r\ntotal_net_input_bytes:%llu\r\ntotal_net_output_bytes:%llu\r\n"
                "rejected_connections:%llu\r\nexpired_keys:%llu\r\nevicted_keys:0\r\nkeyspace_hits:%llu\r\n"
-               "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n",
+               "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n"
+               "unexpected_error_replies:0\r\ntotal_error_replies:%llu\r\n",
                (unsigned long long)conns, (unsigned long long)cmds, (unsigned long long)ops, (unsigned long long)nin,
                (unsigned long long)nout, (unsigned long long)rej, (unsigned long long)exp, (unsigned long long)hits,
-               (unsigned long long)miss);
+               (unsigned long long)miss, (unsigned long long)cmdstats_total_errors(src->ids, src->n));
 }
 
 static void sec_replication(buf *o, const info_src *src) {
@@ -157,6 +159,10 @@ static void sec_cpu(buf *o, const info_src *src) {
 }
 
 static void sec_empty(buf *o, const info_src *src) {}
+
+static void sec_commandstats(buf *o, const info_src *src) { cmdstats_info_commands(o, src->ids, src->n); }
+static void sec_errorstats(buf *o, const info_src *src) { cmdstats_info_errors(o, src->ids, src->n); }
+static void sec_latencystats(buf *o, const info_src *src) { cmdstats_info_latency(o, src->ids, src->n); }
 
 static void sec_cluster(buf *o, const info_src *src) { buf_adds(o, "cluster_enabled:0\r\n"); }
 
@@ -197,7 +203,9 @@ static const struct section {
     {"replication", "Replication", 1, sec_replication},
     {"cpu", "CPU", 1, sec_cpu},
     {"modules", "Modules", 1, sec_empty},
-    {"errorstats", "Errorstats", 1, sec_empty},
+    {"commandstats", "Commandstats", 0, sec_commandstats},
+    {"errorstats", "Errorstats", 1, sec_errorstats},
+    {"latencystats", "Latencystats", 0, sec_latencystats},
     {"cluster", "Cluster", 1, sec_cluster},
     {"shards", "Shards", 1, sec_shards},
     {"keyspace", "Keyspace", 1, sec_keyspace},

@@ -485,10 +485,6 @@ static void object_freq(cmd_ctx *c) {
     reply_int(c, 0);
 }
 
-static void reply_help(cmd_ctx *c, const char *const *lines, int n) {
-    reply_array(c, n);
-    for (int i = 0; i < n; i++) reply_simple(c, lines[i]);
-}
 
 /* OBJECT HELP */
 static void object_help(cmd_ctx *c) {
@@ -509,7 +505,7 @@ static void object_help(cmd_ctx *c) {
         "HELP",
         "    Prints this help.",
     };
-    reply_help(c, lines, (int)(sizeof lines / sizeof lines[0]));
+    reply_help_lines(c, lines, (int)(sizeof lines / sizeof lines[0]));
 }
 
 /* ---- MEMORY ---- */
@@ -542,7 +538,7 @@ static void memory_help(cmd_ctx *c) {
         "HELP",
         "    Prints this help.",
     };
-    reply_help(c, lines, (int)(sizeof lines / sizeof lines[0]));
+    reply_help_lines(c, lines, (int)(sizeof lines / sizeof lines[0]));
 }
 
 #define KEY2 .first = 2, .last = 2, .step = 1

@@ -4,6 +4,7 @@
 #include "lib/mem.h"
 #include "lib/util.h"
 #include "persist/aof.h"
+#include "shard/cmdstats.h"
 #include "shard/shard.h"
 #include "shard/tx.h"
 #include "shard/watch.h"
@@ -134,6 +135,8 @@ int multi_intercept(session *s, const command *cmd, int argc, const char **argv,
     if (runs_now(cmd)) return 0;
     if (cmd->flags & CMD_NOMULTI) {
         resp_error(out, "ERR Command not allowed inside a transaction");
+        cmdstats_error(s->sh, "ERR");
+        cmdstats_reject(s->sh, cmd);
         s->multi->doomed = 1;
         return 1;
     }
@@ -168,6 +171,9 @@ static void merge_exec(tx *t, buf *out) {
         size_t len;
         const char *r = tx_part_reply(t, pl->at[i].part, (int)pl->at[i].item, &len);
         buf_add(out, r, len);
+        msg *m = &t->parts[pl->at[i].part]->m;
+        batch_item *it = &m->items[pl->at[i].item];
+        if (it->slow && t->owner && !t->owner->closed) shard_slowlog_item(t->coord, m, it, &t->owner->s); /* EXEC's order */
     }
 }
 
@@ -310,7 +316,7 @@ static const command rows[] = {
     {.name = "exec",
      .proc = exec_cmd,
      .arity = 1,
-     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_EXEC,
+     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_SKIP_SLOWLOG | CMD_EXEC,
      .group = "transactions",
      .since = "1.2.0",
      .acl = "slow transaction",

@@ -16,6 +16,7 @@
 #include "net/conn.h"
 #include "persist/aof.h"
 #include "server/config.h"
+#include "shard/cmdstats.h"
 #include "shard/shard.h"
 #include <signal.h>
 #include <stdio.h>
@@ -122,6 +123,7 @@ static void config_resetstat_cmd(cmd_ctx *c) {
         s->ops_sample_cmds = 0;
         memset(s->ops_samples, 0, sizeof s->ops_samples);
         s->ops_idx = 0;
+        cmdstats_reset(s);
     }
     reply_ok(c);
 }
@@ -135,11 +137,6 @@ static void config_rewrite_cmd(cmd_ctx *c) {
         reply_ok(c);
 }
 
-static void reply_lines(cmd_ctx *c, const char *const *lines, int n) {
-    reply_array(c, n);
-    for (int i = 0; i < n; i++)
-        reply_simple(c, lines[i]);
-}
 
 /* CONFIG HELP */
 static void config_help_cmd(cmd_ctx *c) {
@@ -156,7 +153,7 @@ static void config_help_cmd(cmd_ctx *c) {
         "HELP",
         "    Print this help.",
     };
-    reply_lines(c, lines, (int)(sizeof lines / sizeof lines[0]));
+    reply_help_lines(c, lines, (int)(sizeof lines / sizeof lines[0]));
 }
 
 /* ---- TIME SHUTDOWN DEBUG ---- */
@@ -255,7 +252,7 @@ static void debug_cmd(cmd_ctx *c) {
             "HELP",
             "    Print this help.",
         };
-        reply_lines(c, lines, (int)(sizeof lines / sizeof lines[0]));
+        reply_help_lines(c, lines, (int)(sizeof lines / sizeof lines[0]));
         return;
     }
     reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try DEBUG HELP.",

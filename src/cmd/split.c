@@ -113,7 +113,7 @@ static void start(session *s, const command *cmd, int argc, const char **argv, c
                 pargl[k++] = argl[1 + j * step + v];
             }
         }
-        tx_part_add(t->parts[i], cmd, k, pargv, pargl, s->db, s->resp);
+        tx_part_add(t->parts[i], cmd, k, pargv, pargl, s->db, s->resp)->no_stats = 1; /* tx_done counts the call */
     }
     if (pargv != sargv) {
         zfree(pargv);

@@ -76,6 +76,47 @@ void cmd_each_key(const command *cmd, int argc, const char **argv, const size_t 
     if (pos != posbuf) zfree(pos);
 }
 
+/* Every command and subcommand numbered for per-command statistics: an
+ * open-addressing table from row pointer to index, filled after
+ * registration. */
+#define IDX_SLOTS 4096
+static struct {
+    const command *cmd;
+    int idx;
+} by_ptr[IDX_SLOTS];
+static const command *by_idx[IDX_SLOTS / 2];
+static int nidx;
+
+static uint32_t ptr_hash(const command *c) { return (uint32_t)(((uintptr_t)c * 11400714819323198485ull) >> 52); }
+
+static void index_add(const command *c) {
+    if (nidx >= IDX_SLOTS / 2) return;
+    uint32_t h = ptr_hash(c) & (IDX_SLOTS - 1);
+    while (by_ptr[h].cmd) h = (h + 1) & (IDX_SLOTS - 1);
+    by_ptr[h].cmd = c;
+    by_ptr[h].idx = nidx;
+    by_idx[nidx++] = c;
+}
+
+static void index_row(const command *c, void *ud) {
+    (void)ud;
+    index_add(c);
+    for (int i = 0; i < c->nsubs; i++) index_add(&c->subs[i]);
+}
+
+int cmd_index(const command *c) {
+    uint32_t h = ptr_hash(c) & (IDX_SLOTS - 1);
+    while (by_ptr[h].cmd) {
+        if (by_ptr[h].cmd == c) return by_ptr[h].idx;
+        h = (h + 1) & (IDX_SLOTS - 1);
+    }
+    return -1;
+}
+
+int cmd_index_count(void) { return nidx; }
+
+const command *cmd_by_index(int i) { return i >= 0 && i < nidx ? by_idx[i] : NULL; }
+
 void cmd_table_init(void) {
     static int done;
     if (done) return;
@@ -83,4 +124,5 @@ void cmd_table_init(void) {
 #define REG(f) f##_register();
     CMD_FAMILIES(REG)
 #undef REG
+    cmd_foreach(index_row, NULL);
 }

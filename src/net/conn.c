@@ -11,6 +11,7 @@
 #include "persist/aof.h"
 #include "server/config.h"
 #include "shard/block.h"
+#include "shard/cmdstats.h"
 #include "shard/shard.h"
 #include <errno.h>
 #include <stdio.h>
@@ -196,6 +197,7 @@ void conn_process(conn *c) {
             char msg[128];
             snprintf(msg, sizeof msg, "ERR %s", c->rp.err);
             resp_error(session_reply_buf(&c->s), msg);
+            cmdstats_error(c->s.sh, msg);
             log_msg(LOG_VERBOSE, "Protocol error (%s) from client: id=%llu addr=%s", c->rp.err,
                     (unsigned long long)c->s.id, c->addr);
             c->s.flags |= SESS_CLOSE_AFTER_REPLY;

@@ -75,7 +75,7 @@ static int check(replay *r, const aof_cmd *cmd, size_t at, const command **out) 
                 r->name);
         return -1;
     }
-    *out = dispatch_resolve(cmd->argc, cmd->argv, cmd->argl, err, sizeof err);
+    *out = dispatch_resolve(cmd->argc, cmd->argv, cmd->argl, err, sizeof err, NULL);
     if (*out) return 0;
     if (!cmd_lookup(cmd->argv[0], cmd->argl[0]))
         log_msg(LOG_WARNING, "Unknown command '%.*s' reading the append only file %s",

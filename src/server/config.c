@@ -103,7 +103,8 @@ static int row_is(int i, const char *name) { return !strcmp(rows[i].name, name);
 
 /* Directives whose value is several words, joined by single spaces. */
 static int multi_word(int i) {
-    return rows[i].type == CT_SPECIAL || row_is(i, "save") || row_is(i, "bind") || row_is(i, "cpu-affinity");
+    return rows[i].type == CT_SPECIAL || row_is(i, "save") || row_is(i, "bind") || row_is(i, "cpu-affinity") ||
+           row_is(i, "latency-tracking-info-percentiles");
 }
 
 /* ---- enumerations ---- */
@@ -290,6 +291,42 @@ static char *squeeze_spaces(const char *v) {
     return out;
 }
 
+/* latency-tracking-info-percentiles: numbers from 0 to 100, kept as
+ * Redis shows them ("50.0 99.90" is "50 99.9"). *norm gets the value to
+ * store (the caller frees it). */
+static int check_percentiles(const char *v, char **norm, char *err, size_t el) {
+    char *copy, *tok[128];
+    int n = split_words(v, &copy, tok, 128);
+    buf out = {0};
+    int rc = n < 0 ? -1 : 0;
+    for (int i = 0; rc == 0 && i < n; i++) {
+        char *end;
+        errno = 0;
+        double d = strtod(tok[i], &end);
+        if (*end || end == tok[i] || errno || d != d) {
+            snprintf(err, el, "Invalid latency-tracking-info-percentiles parameters");
+            rc = -1;
+        } else if (d < 0.0 || d > 100.0) {
+            snprintf(err, el, "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]");
+            rc = -1;
+        } else {
+            char f[64];
+            snprintf(f, sizeof f, "%f", d);
+            char *dot = strchr(f, '.'), *e = f + strlen(f) - 1;
+            while (dot && e > dot && *e == '0') *e-- = 0;
+            if (dot && e == dot) *e = 0;
+            buf_printf(&out, "%s%s", i ? " " : "", f);
+        }
+    }
+    if (n < 0) snprintf(err, el, "Invalid latency-tracking-info-percentiles parameters");
+    free(copy);
+    if (rc == 0) {
+        *norm = out.p ? strndup(out.p, out.len) : strdup("");
+    }
+    buf_free(&out);
+    return rc;
+}
+
 /* bind: at most 16 addresses, as Redis. */
 static int check_bind(const char *v, char *err, size_t el) {
     int words = *v != 0;
@@ -320,6 +357,13 @@ static int store_str(int i, const char *v, char *err, size_t el) {
             return -1;
         }
         v = policies[k];
+    }
+    if (row_is(i, "latency-tracking-info-percentiles")) {
+        char *norm;
+        if (check_percentiles(v, &norm, err, el) < 0) return -1;
+        free(*r->sval);
+        *r->sval = norm;
+        return 0;
     }
     if (row_is(i, "dir") && chdir(v) != 0) {
         snprintf(err, el, "%s", strerror(errno));

@@ -1,5 +1,7 @@
 /* block.c - see block.h. */
 #include "shard/block.h"
+#include "shard/cmdstats.h"
+#include "lib/clock.h"
 #include "cmd/aof_log.h"
 #include "cmd/dispatch.h"
 #include "core/smap.h"
@@ -20,6 +22,7 @@ typedef struct blocked {
     int type, dbid, resp;
     int64_t deadline;       /* ms, 0 = forever */
     int retry;              /* set by the server: run the command again at home */
+    int64_t slow_us;        /* set by the server: how long serving took */
     buf reply;              /* written by the server before it hands over */
     /* home thread only */
     conn *conn;             /* NULL once the client is gone or unblocked */
@@ -190,8 +193,14 @@ static void home_finish(shard *sh, blocked *b, int timed_out) {
     if (!cn) return;
     b->conn = NULL;
     cn->blocked = NULL;
+    if (timed_out || !b->retry) { /* the call ends: the slow log has it as Redis logs it, at the end */
+        if (timed_out) b->slow_us = 0;
+        if (slowlog_wanted(b->slow_us))
+            slowlog_push(sh, b->argc, b->argv, b->argl, b->slow_us, cn->addr, cn->s.name);
+    }
     if (timed_out) { /* a null array for every blocking command, BLMOVE too (as Redis) */
         resp_null_array(&b->slot->data, b->resp);
+        cmdstats_served(sh, b->cmd, 0);
     } else if (b->retry) {
         __atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
         cn->rerun = b;
@@ -297,6 +306,7 @@ void block_client(cmd_ctx *c, const int *kpos, int nk, int type, int64_t deadlin
     b->conn = cn;
     cn->blocked = b;
     deadline_link(c->sh, b);
+    c->blocked = 1;
 }
 
 int block_key_wanted(cmd_ctx *c, int i) { return !c->serve_key || c->serve_key == i; }
@@ -378,8 +388,14 @@ static int serve_one(cmd_ctx *outer, blocked *b, waiter *w) {
     cmd_ctx sc = {.sh = outer->sh, .tx = outer->tx, .cmd = b->cmd, .argc = b->argc, .argv = b->argv,
                   .argl = b->argl, .dbid = b->dbid, .resp = b->resp, .out = &b->reply, .serve_key = w->argi};
     dispatch_before_write(&sc);
+    int64_t t0 = clock_ns();
     b->cmd->proc(&sc);
     if (!sc.serve_home) aof_log(&sc, 0); /* AOF: the served pop (BLPOP -> LPOP) */
+    if (!sc.serve_home && b->reply.len > 0) {
+        int64_t ns = clock_ns() - t0;
+        cmdstats_served(outer->sh, b->cmd, ns);
+        b->slow_us = ns / 1000; /* the home logs it, knowing the client */
+    }
     if (sc.serve_home) {
         b->reply.len = 0;
         b->retry = 1;

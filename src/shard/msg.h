@@ -42,6 +42,9 @@ typedef struct batch_item {
     uint32_t dbid;
     uint8_t resp;
     uint8_t in_exec;      /* one of EXEC's commands (cmd_ctx.in_exec) */
+    uint8_t no_stats;     /* a part of a split command: its call is counted once, by the coordinator */
+    uint8_t slow;         /* it ran for slow_us, long enough for the slow log: the sender logs it */
+    int64_t slow_us;
     size_t args;          /* offset in args buf: argc x (u64 len, bytes) */
     size_t reply, reply_len; /* offset/length in replies buf */
 } batch_item;

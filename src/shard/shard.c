@@ -201,9 +201,12 @@ int shard_run_batch_items(shard *s, msg *m, int check) {
             session *sess = m->from == s->id && it->conn && !it->conn->closed ? &it->conn->s : NULL;
             it->reply = m->replies.len;
             cmd_ctx c = {.sh = s, .sess = sess, .cmd = it->cmd, .argc = (int)it->argc, .argv = argv, .argl = argl,
-                         .dbid = it->dbid, .resp = it->resp, .out = &m->replies, .in_exec = it->in_exec};
+                         .dbid = it->dbid, .resp = it->resp, .out = &m->replies, .in_exec = it->in_exec,
+                         .no_stats = it->no_stats};
             exec_command(&c);
             it->reply_len = m->replies.len - it->reply;
+            it->slow = (uint8_t)c.slow;
+            it->slow_us = c.dur_ns / 1000;
             if (it->in_exec) last_exec = c;
         }
         if (argv != sargv) {
@@ -221,11 +224,25 @@ int shard_run_batch_items(shard *s, msg *m, int check) {
     return 1;
 }
 
+void shard_slowlog_item(shard *s, msg *m, batch_item *it, session *sess) {
+    const char *sargv[16];
+    size_t sargl[16];
+    const char **argv = it->argc > 16 ? zmalloc(sizeof(char *) * it->argc) : sargv;
+    size_t *argl = it->argc > 16 ? zmalloc(sizeof(size_t) * it->argc) : sargl;
+    msg_batch_args(m, it, argv, argl);
+    slowlog_push(s, (int)it->argc, argv, argl, it->slow_us, sess->conn ? sess->conn->addr : NULL, sess->name);
+    if (argv != sargv) {
+        zfree(argv);
+        zfree(argl);
+    }
+}
+
 static void batch_done(shard *s, msg *m) {
     int own = m->from == s->id; /* held commands of this shard's connections */
     for (uint32_t i = 0; i < m->nitems; i++) {
         batch_item *it = &m->items[i];
         conn *c = it->conn;
+        if (it->slow && !c->closed) shard_slowlog_item(s, m, it, &c->s);
         buf_add(&it->slot->data, m->replies.p + it->reply, it->reply_len);
         it->slot->ready = 1;
         c->inflight--;

@@ -8,6 +8,7 @@
  * spanning shards run as transactions (tx.h). */
 #ifndef SHOAL_SHARD_H
 #define SHOAL_SHARD_H
+#include "shard/slowlog.h"
 #include "lib/ring.h"
 #include "lib/util.h"
 #include "shard/db.h"
@@ -67,6 +68,8 @@ typedef struct shard {
     uint64_t stat_commands, stat_conns, stat_rejected, stat_expired;
     uint64_t stat_hits, stat_misses, stat_net_in, stat_net_out;
     uint64_t stat_remote_batches, stat_tx;
+    struct cmdstats *cstats; /* per-command and error statistics (cmdstats.h) */
+    slowlog slowlog;         /* this shard's connections' slow commands (slowlog.h) */
     uint64_t dirty;       /* write commands so far (atomic stores; others read it) */
     uint64_t dirty_saved; /* dirty as of the last good save (INFO rdb_changes_since_last_save) */
     struct snap_part *snap; /* this shard's part of a running background save */
@@ -121,6 +124,10 @@ struct batch_item *shard_batch_add(struct msg *m, struct session *s, const struc
 /* A batch has run: back to its sender (or, from this shard itself, into
  * its connections' reply slots). */
 void shard_batch_reply(shard *s, struct msg *m);
+struct batch_item;
+/* Logs item it of batch m (it->slow is set: it ran elsewhere) in s's slow
+ * log as a command of session sess. */
+void shard_slowlog_item(shard *s, struct msg *m, struct batch_item *it, struct session *sess);
 /* Inbox processing: executes batches, grants locks, delivers results. */
 int shard_drain_inbox(shard *s);
 /* Periodic work: active expiry, rehash, client timeouts, stats. */

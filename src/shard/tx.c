@@ -6,6 +6,8 @@
 #include "cmd/dispatch.h"
 #include "lib/mem.h"
 #include "persist/aof.h"
+#include "lib/clock.h"
+#include "shard/cmdstats.h"
 #include "shard/lock.h"
 
 enum { TXP_SCHED, TXP_CANCEL, TXP_EXEC, TXP_STEP };
@@ -318,6 +320,7 @@ static void unlink_split(conn *o, tx *t) {
 static void tx_done(tx *t) {
     shard *sh = t->coord;
     conn *o = t->owner;
+    if (!t->whole) cmdstats_call(sh, t->cmd, clock_ns() - t->start_ns, 0); /* split or hops: one call */
     if (o) {
         if (!t->blocked) t->slot->ready = 1;
         if (o->waiting == t) o->waiting = NULL;
@@ -461,6 +464,7 @@ static tx *tx_alloc(shard *sh, const command *cmd) {
     t->coord = sh;
     t->cmd = cmd;
     t->resp = 2;
+    t->start_ns = clock_ns();
     sh->stat_tx++;
     return t;
 }

@@ -110,6 +110,7 @@ typedef struct tx {
     struct tx *conn_next; /* owner->txs, oldest first */
     uint64_t bloom;       /* bit h >> 58 of each key's lock hash */
     int writes;           /* some key is locked exclusive */
+    int64_t start_ns;     /* when it began (commandstats) */
 } tx;
 
 /* Starts a whole-shard transaction for a command of s over shards
