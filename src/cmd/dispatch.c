@@ -10,6 +10,7 @@
 #include "persist/snapshot.h"
 #include "shard/block.h"
 #include "shard/cmdstats.h"
+#include "shard/latency.h"
 #include "shard/msg.h"
 #include "shard/shard.h"
 #include "shard/slowlog.h"
@@ -103,6 +104,7 @@ void exec_command(cmd_ctx *c) {
                 c->slow = 1; /* its connection's shard logs it (batch_item.slow) */
         }
     }
+    latency_add_sample_if_needed(c->cmd->flags & CMD_FAST ? "fast-command" : "command", c->dur_ns / 1000000);
     aof_log(c, reply_at); /* AOF: log the command as it propagates (before waking blocked clients) */
     if (c->cmd->flags & CMD_WRITE) __atomic_store_n(&sh->dirty, sh->dirty + 1, __ATOMIC_RELAXED);
     if ((sh->block_ready || c->tx) && !c->in_exec) block_serve_ready(c);

@@ -24,6 +24,7 @@
 #include "persist/aof_parse.h"
 #include "persist/snapshot.h"
 #include "server/config.h"
+#include "shard/latency.h"
 #include "shard/shard.h"
 #include <errno.h>
 #include <pthread.h>
@@ -252,7 +253,10 @@ static void sync_locked(const char *policy) {
     if (W.fd < 0) return;
     uint64_t t = LOAD(W.written);
     if (t <= LOAD(W.synced)) return;
-    if (fdatasync(W.fd) == 0) {
+    int64_t t0 = strcmp(policy, "always") ? 0 : latency_clock();
+    int r = fdatasync(W.fd), e = errno;
+    if (t0) latency_since("aof-fsync-always", t0);
+    if (r == 0) {
         STORE(W.synced, t);
         if (LOAD(W.fsync_errno)) {
             log_msg(LOG_WARNING, "AOF fsync error looks solved, Redis can write again.");
@@ -260,7 +264,6 @@ static void sync_locked(const char *policy) {
         }
         return;
     }
-    int e = errno;
     STORE(W.fsync_errno, e);
     pthread_mutex_lock(&W.lock);
     int log = may_log_error();

@@ -84,6 +84,7 @@ enum {
     X("lazyfree-lazy-user-flush", lazyfree_lazy_user_flush, CT_BOOL, "no", 0, 0, 1)                                    \
     X("slowlog-log-slower-than", slowlog_log_slower_than, CT_INT, "10000", -1, INT64_MAX, 1)                           \
     X("slowlog-max-len", slowlog_max_len, CT_INT, "128", 0, INT64_MAX, 1)                                              \
+    X("latency-monitor-threshold", latency_monitor_threshold, CT_INT, "0", 0, INT64_MAX, 1)                            \
     X("latency-tracking", latency_tracking, CT_BOOL, "yes", 0, 0, 1)                                                   \
     X("latency-tracking-info-percentiles", latency_tracking_info_percentiles, CT_STR, "50 99 99.9", 0, 0, 1)           \
     X("hash-max-listpack-entries", hash_max_listpack_entries, CT_INT, "512", 0, INT64_MAX, 1)                          \
