@@ -1,10 +1,12 @@
 """The latency monitor (LATENCY LATEST HISTORY RESET GRAPH DOCTOR HELP,
-latency-monitor-threshold), against Redis 7.0's replies.
+latency-monitor-threshold) and LOLWUT, against Redis 7.0's replies.
 
 Spikes come from DEBUG SLEEP, so the servers here enable DEBUG. Sleeps are
 only ever checked from below (a sleep of 0.25 s is a sample of at least
 250 ms); samples of one second merge, so a count of samples from two
-sleeps is 1 or 2."""
+sleeps is 1 or 2. LOLWUT's art is random below its first two rows of
+squares: only the fixed part and the shape are compared."""
+import hashlib
 import re
 import time
 
@@ -44,6 +46,8 @@ INSPECT = ("- Check your Slow Log to understand what are the commands you are ru
 LARGE = ("- Deleting, expiring or evicting (because of maxmemory policy) large objects is a blocking operation. If "
          "you have very large objects that are often deleted, expired, or evicted, try to fragment those objects "
          "into multiple smaller objects.\n")
+VERSION = b"Redis ver. 7.0.15\n"
+NOT_INT = "value is not an integer or out of range"
 
 
 @pytest.fixture(scope="module")
@@ -265,12 +269,98 @@ def test_resp3_verbatim(dbg, c):
         assert t == "=" and v.startswith(b"txt:command - high ")
         t, v = raw.call("LATENCY", "LATEST")
         assert t == "*" and len(v) == 1
+        assert raw.call_bytes("LOLWUT") == b"=22\r\ntxt:Redis ver. 7.0.15\n\r\n"
     finally:
         raw.close()
 
 
 def test_command_info_flags(c):
-    info = c.execute_command("COMMAND", "INFO", "latency|latest", "latency|help")
+    info = c.execute_command("COMMAND", "INFO", "latency|latest", "latency|help", "lolwut")
     assert info[0][:7] == [b"latency|latest", 2, [b"admin", b"noscript", b"loading", b"stale"], 0, 0, 0,
                            [b"@admin", b"@slow", b"@dangerous"]]
     assert info[1][:7] == [b"latency|help", 2, [b"loading", b"stale"], 0, 0, 0, [b"@slow"]]
+    assert info[2][:7] == [b"lolwut", -1, [b"readonly", b"fast"], 0, 0, 0, [b"@read", b"@fast"]]
+
+
+# ---- LOLWUT ----
+
+SCHOTTER_END = "\nGeorg Nees - schotter, plotter on paper, 1968. Redis ver. 7.0.15\n"
+SKYLINE_END = ("\nDedicated to the 8 bit game developers of past and present.\n"
+               "Original 8 bit image from Plaguemon by hikikomori. Redis ver. 7.0.15\n")
+
+
+def schotter_rows(art, last_newline=True):
+    """The rows of Braille characters. Each ends with a newline, except a
+    row that starts on the canvas's last pixel row (Redis's quirk)."""
+    assert art.endswith(SCHOTTER_END)
+    art = art[:-len(SCHOTTER_END)]
+    assert art.endswith("\n") == last_newline
+    return (art[:-1] if last_newline else art).split("\n")
+
+
+PIXEL = r"\x1b\[(?:0;30;40|0;90;100|0;37;47|0;97;107)m \x1b\[0m"
+
+
+def test_lolwut_version_text(c):
+    assert c.execute_command("LOLWUT") == VERSION
+    assert c.execute_command("LOLWUT", "VERSION") == VERSION  # no value: not the option
+    assert c.execute_command("LOLWUT", "foo", "bar") == VERSION
+    for v in ("7", "4", "1", "0", "-1", "50", "600"):
+        assert c.execute_command("LOLWUT", "VERSION", v) == VERSION
+    assert c.execute_command("LOLWUT", "version", "7", "1", "x") == VERSION
+    assert err(c, "LOLWUT", "VERSION", "x") == NOT_INT
+    assert err(c, "LOLWUT", "VERSION", "5.0") == NOT_INT
+    assert err(c, "LOLWUT", "VERSION", "5", "x") == NOT_INT
+    assert err(c, "LOLWUT", "VERSION", "5", "10", "10", "x") == NOT_INT
+    assert err(c, "LOLWUT", "VERSION", "6", "10", "x") == NOT_INT
+
+
+def test_lolwut5_small_is_exact(c):
+    """Two rows of squares or fewer have no randomness."""
+    assert c.execute_command("LOLWUT", "VERSION", "5", "0", "0", "0").decode() == "\u280b\n" + SCHOTTER_END
+    assert c.execute_command("LOLWUT", "VERSION", "5", "2", "2", "2").decode() == "\u286f\u286f\n" + SCHOTTER_END
+    # 2^32 + 5 is version 5, as Redis prints the version with %u.
+    assert c.execute_command("LOLWUT", "VERSION", "4294967301", "1", "1", "1").decode() == "\u280b\n" + SCHOTTER_END
+    art = c.execute_command("LOLWUT", "VERSION", "5", "40", "4", "2")
+    rows = schotter_rows(art.decode())
+    assert len(rows) == 11 and all(len(r) == 40 for r in rows)  # 80 x 42 pixels
+    assert hashlib.sha1(art).hexdigest() == "8260eaf0ea8a56be3ed5303e9648676974262519"  # redis-server's bytes
+
+
+def test_lolwut5_default_shape(c):
+    art = c.execute_command("LOLWUT", "VERSION", "5").decode()
+    rows = schotter_rows(art)
+    # 66 columns: a 132 x 196 pixel canvas, 8 squares of 16 pixels a row.
+    assert len(rows) == 49 and all(len(r) == 66 for r in rows)
+    assert all("\u2800" <= ch <= "\u28ff" for r in rows for ch in r)
+    edge = "\u2800" + ("\u2864" + "\u2824" * 7) * 8 + "\u2844"
+    side = "\u2800" + ("\u2847" + "\u2800" * 7) * 8 + "\u2847"
+    mid = "\u2800" + ("\u2867" + "\u2824" * 7) * 8 + "\u2847"
+    assert rows[:7] == [edge, side, side, side, mid, side, side]
+
+
+def test_lolwut5_clamps(c):
+    art = c.execute_command("LOLWUT", "VERSION", "5", "5000", "500", "1").decode()
+    rows = schotter_rows(art, last_newline=False)  # 13 pixel rows: the last character row starts on row 12
+    assert len(rows) == 4 and all(len(r) == 1000 for r in rows)  # columns at most 1000, squares per row at most 200
+    art = c.execute_command("LOLWUT", "VERSION", "5", "-3", "-3", "-3").decode()
+    assert art == "\u280b\n" + SCHOTTER_END
+
+
+def test_lolwut5_huge_canvas_refused(c, target):
+    if target == "redis":
+        pytest.skip("departure: redis-server draws about 800 million pixels")
+    assert err(c, "LOLWUT", "VERSION", "5", "1000", "1", "200") == "LOLWUT canvas too large"
+
+
+def test_lolwut6_shape(c):
+    art = c.execute_command("LOLWUT", "VERSION", "6").decode()
+    assert art.endswith(SKYLINE_END)
+    rows = art[:-len(SKYLINE_END)].split("\n")
+    assert len(rows) == 20
+    assert all(re.fullmatch("(?:%s){80}" % PIXEL, r) for r in rows)
+    art = c.execute_command("LOLWUT", "VERSION", "6", "30", "7").decode()
+    rows = art[:-len(SKYLINE_END)].split("\n")
+    assert len(rows) == 7 and all(re.fullmatch("(?:%s){30}" % PIXEL, r) for r in rows)
+    # One pixel: no tower is tall enough to show, the sky stays white.
+    assert c.execute_command("LOLWUT", "VERSION", "6", "0", "0").decode() == "\x1b[0;97;107m \x1b[0m" + SKYLINE_END
