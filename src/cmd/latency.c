@@ -15,6 +15,8 @@
 #include "lib/clock.h"
 #include "lib/mem.h"
 #include "server/config.h"
+#include "shard/cmdstats.h"
+#include "shard/shard.h"
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -372,10 +374,47 @@ static void latency_help_cmd(cmd_ctx *c) {
         "HELP",
         "    Prints this help.",
     };
-    int n = (int)(sizeof lines / sizeof lines[0]);
-    reply_array(c, n);
-    for (int i = 0; i < n; i++)
-        reply_simple(c, lines[i]);
+    reply_help_lines(c, lines, (int)(sizeof lines / sizeof lines[0]));
+}
+
+/* The row of a name as LATENCY HISTOGRAM takes it: "get", "config|get". */
+static const command *histogram_lookup(const char *name, size_t len) {
+    const char *bar = memchr(name, '|', len);
+    if (!bar) return cmd_lookup(name, len);
+    const command *parent = cmd_lookup(name, (size_t)(bar - name));
+    return parent ? cmd_lookup_sub(parent, bar + 1, len - (size_t)(bar - name) - 1) : NULL;
+}
+
+typedef struct hist_reply {
+    cmd_ctx *c;
+    int ids[MAX_SHARDS], n;
+    long long entries;
+} hist_reply;
+
+/* Adds cmd's histogram, and its subcommands', to the reply. */
+static void histogram_of(hist_reply *h, const command *cmd) {
+    h->entries += cmdstats_histogram_reply(h->c->out, h->c->resp, cmd_index(cmd), h->ids, h->n);
+    for (int i = 0; i < cmd->nsubs; i++)
+        h->entries += cmdstats_histogram_reply(h->c->out, h->c->resp, cmd_index(&cmd->subs[i]), h->ids, h->n);
+}
+
+static void histogram_row(const command *cmd, void *ud) { histogram_of(ud, cmd); }
+
+/* LATENCY HISTOGRAM [command ...]: every shard's histograms, summed;
+ * names that are no command, or have no calls, are left out. */
+static void latency_histogram_cmd(cmd_ctx *c) {
+    hist_reply h = {.c = c};
+    h.n = ctx_shards(c, h.ids);
+    size_t at = reply_defer(c);
+    if (c->argc == 2) {
+        cmd_foreach(histogram_row, &h);
+    } else {
+        for (int i = 2; i < c->argc; i++) {
+            const command *cmd = histogram_lookup(c->argv[i], c->argl[i]);
+            if (cmd) histogram_of(&h, cmd);
+        }
+    }
+    reply_defer_map(c, at, h.entries);
 }
 
 #define ADM CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE
@@ -393,6 +432,8 @@ static command latency_subs[] = {
     SUB("graph", latency_graph_cmd, 3, ADM, "admin slow dangerous", "Return a latency graph for the event."),
     SUB("doctor", latency_doctor_cmd, 2, ADM, "admin slow dangerous",
         "Return a human readable latency analysis report."),
+    SUB("histogram", latency_histogram_cmd, -2, ADM | CMD_ALLSHARDS, "admin slow dangerous",
+        "Return the cumulative distribution of latencies of a subset of commands or all."),
     SUB("help", latency_help_cmd, 2, CMD_LOADING | CMD_STALE, "slow",
         "Show helpful text about the different subcommands."),
 };

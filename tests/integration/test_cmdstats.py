@@ -248,3 +248,23 @@ def test_info_sections_commandstats_not_default(c):
     both = raw_info(c, "cpu", "commandstats")
     assert "used_cpu_user" in both and "cmdstat_set" in both and "used_memory" not in both
     assert "cmdstat_set" in raw_info(c, "commandSTATS")
+
+
+def test_latency_histogram(c):
+    for _ in range(3):
+        c.set("a", "b")
+    c.get("a")
+    h = c.execute_command("LATENCY", "HISTOGRAM", "set", "get", "nosuch")
+    d = dict(zip(h[0::2], h[1::2]))
+    assert set(d) == {b"set", b"get"}
+    s = dict(zip(d[b"set"][0::2], d[b"set"][1::2]))
+    assert s[b"calls"] == 3
+    buckets = s[b"histogram_usec"]
+    counts = buckets[1::2]
+    assert counts == sorted(counts) and counts[-1] == 3  # cumulative
+    for b in buckets[0::2]:  # Redis's bucket names: 1, 2, 4, 8, 16, 33, 66, 132, ...
+        assert b in (1, 2, 4, 8, 16, 33, 66, 132, 264, 528, 1056, 2113, 4227, 8454, 16909, 33818)
+    allh = c.execute_command("LATENCY", "HISTOGRAM")
+    names = allh[0::2]
+    assert b"set" in names and b"get" in names  # and the first LATENCY HISTOGRAM
+    assert c.execute_command("LATENCY", "HISTOGRAM", "nosuch") == []
