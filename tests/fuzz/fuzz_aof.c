@@ -86,7 +86,7 @@ static int replayable(const char *p, size_t n) {
         if (aof_parse_next(p, n, &pos, &c, NULL) != AOFP_CMD) break;
         if (pos <= before || pos > n) abort();
         char err[512];
-        const command *cmd = dispatch_resolve(c.argc, c.argv, c.argl, err, sizeof err);
+        const command *cmd = dispatch_resolve(c.argc, c.argv, c.argl, err, sizeof err, NULL);
         if ((cmd && (cmd->flags & CMD_ADMIN)) || str_eq_ci(c.argv[0], c.argl[0], "client")) ok = 0;
     }
     aof_cmd_free(&c);

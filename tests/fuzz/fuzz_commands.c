@@ -210,7 +210,7 @@ static int allowed(int argc, const char **argv, const size_t *argl) {
 
 static void check_keys(int argc, const char **argv, const size_t *argl) {
     char err[512];
-    const command *cmd = dispatch_resolve(argc, argv, argl, err, sizeof err);
+    const command *cmd = dispatch_resolve(argc, argv, argl, err, sizeof err, NULL);
     if (!cmd) return;
     int pos[MAX_ARGS + 64];
     int n = cmd_key_positions(cmd, argc, argv, argl, pos, MAX_ARGS + 64);
