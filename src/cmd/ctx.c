@@ -3,6 +3,7 @@
 #include "cmd/cmd.h"
 #include "lib/util.h"
 #include "shard/cmdstats.h"
+#include "shard/pause.h"
 #include "shard/shard.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,7 +28,11 @@ int64_t ctx_now(cmd_ctx *c) { return c->sh->now_ms; }
 
 entry **ctx_lookup(cmd_ctx *c, int i, int reading, db **dp) {
     db *d = ctx_db(c, c->argv[i], c->argl[i]);
-    entry **l = db_find_link(d, c->argv[i], c->argl[i], ctx_now(c));
+    entry **l;
+    if (reading && __builtin_expect(pause_type(ctx_now(c)) != PAUSE_OFF, 0))
+        l = db_find_link_kept(d, c->argv[i], c->argl[i], ctx_now(c)); /* a pause deletes nothing */
+    else
+        l = db_find_link(d, c->argv[i], c->argl[i], ctx_now(c));
     if (reading) {
         if (l) c->sh->stat_hits++;
         else c->sh->stat_misses++;

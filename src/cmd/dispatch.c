@@ -12,6 +12,7 @@
 #include "shard/cmdstats.h"
 #include "shard/latency.h"
 #include "shard/msg.h"
+#include "shard/pause.h"
 #include "shard/shard.h"
 #include "shard/slowlog.h"
 #include "net/conn.h"
@@ -185,6 +186,18 @@ uint64_t dispatch_route_mask(session *s, const command *cmd, int argc, const cha
     return mask;
 }
 
+/* 1 when CLIENT PAUSE holds cmd back (shard/pause.h): every command under
+ * ALL; under WRITE writes and what may replicate, EXEC by its queued
+ * commands. Syntax errors are answered first, as Redis does. */
+static int postponed(session *s, const command *cmd) {
+    int t = pause_type(s->sh->now_ms);
+    if (__builtin_expect(t == PAUSE_OFF, 1) || s->conn->rerunning) return 0;
+    if (t == PAUSE_ALL) return 1;
+    uint32_t f = cmd->flags;
+    if (f & CMD_EXEC) f |= multi_flags(s);
+    return (f & (CMD_WRITE | CMD_MAY_REPLICATE)) != 0;
+}
+
 int dispatch_command(session *s, int argc, const char **argv, const size_t *argl) {
     char err[512];
     const command *named;
@@ -192,6 +205,10 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
     if (cmd && s->conn && s->conn->txs && !(s->multi && !(cmd->flags & (CMD_EXEC | CMD_SESSION))) &&
         tx_conn_must_wait(s, cmd, argc, argv, argl)) {
         s->conn->tx_stalled = 1;
+        return DISPATCH_LATER;
+    }
+    if (cmd && s->conn && postponed(s, cmd)) {
+        conn_postpone(s->conn);
         return DISPATCH_LATER;
     }
     if (cmd && aof_deny(cmd, err, sizeof err)) cmd = NULL; /* AOF: MISCONF after a write error */

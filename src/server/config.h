@@ -123,6 +123,9 @@ extern config cfg;
 /* Fills cfg with defaults. Strings set earlier are freed, except `dir`
  * (its default is only "."; the fuzzers free it themselves). */
 void config_defaults(void);
+/* "1gb" -> bytes, as Redis's memtoull: whole non-negative numbers with an
+ * optional unit (b k kb m mb g gb). 1 and *out, or 0 when malformed. */
+int cfg_parse_memory(const char *s, int64_t *out);
 /* Loads a file (argv[1] when it does not start with "--"; "-" is stdin)
  * and then `--name value ...` arguments, each as one more line. On error
  * writes a message naming the line into err and returns -1. */

@@ -5,6 +5,7 @@
  *   lock requests, results) -> cron when due -> send outboxes -> write
  *   replies -> sleep (announcing it, so peers ring the doorbell only then). */
 #include "shard/shard.h"
+#include "shard/pause.h"
 #include "cmd/dispatch.h"
 #include "cmd/persist.h"
 #include "lib/clock.h"
@@ -125,7 +126,7 @@ void shard_register_listener(int fd) {
 
 /* ---- messaging ---- */
 
-static void wake(shard *to) {
+void shard_wake(shard *to) {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (__atomic_load_n(&to->sleeping, __ATOMIC_RELAXED) && __atomic_exchange_n(&to->sleeping, 0, __ATOMIC_SEQ_CST)) {
         uint64_t one = 1;
@@ -178,7 +179,7 @@ void shard_flush(shard *s) {
             if (!next) ob->wait_tail = NULL;
             sent = 1;
         }
-        if (sent) wake(shards[to]);
+        if (sent) shard_wake(shards[to]);
     }
     s->out_dirty = again;
 }
@@ -312,9 +313,13 @@ static int inbox_empty(shard *s) {
 
 /* ---- cron ---- */
 
+int shard_active_expire = 1;
+int shard_cron_paused;
+
 void shard_cron(shard *s) {
     int64_t now = s->now_ms;
     s->lru_clock = (uint32_t)(now / 1000) & LRU_CLOCK_MAX;
+    if (__atomic_load_n(&shard_cron_paused, __ATOMIC_RELAXED)) return;
     /* instantaneous ops/sec: one sample per cron tick */
     if (s->ops_sample_time) {
         int64_t dt = now - s->ops_sample_time;
@@ -348,7 +353,7 @@ void shard_cron(shard *s) {
         while (rehash && table_rehash_step(x->t, 100) && mono_us() < deadline) {
         }
         table_maybe_shrink(x->t);
-        if (x->expires) {
+        if (x->expires && __atomic_load_n(&shard_active_expire, __ATOMIC_RELAXED) && pause_type(now) == PAUSE_OFF) {
             int rounds = 0;
             int64_t t0 = latency_clock();
             while (db_expire_cycle(x, budget, now) > again && ++rounds < 16 && mono_us() < deadline) {
@@ -359,7 +364,10 @@ void shard_cron(shard *s) {
     if (expire_us) latency_add_sample_if_needed("expire-cycle", expire_us / 1000);
     for (conn *c = s->conns; c;) {
         conn *next = c->all_next;
-        if (__atomic_load_n(&c->s.killed, __ATOMIC_RELAXED)) conn_close(c);
+        if (__atomic_load_n(&c->s.killed, __ATOMIC_RELAXED))
+            conn_close(c);
+        else
+            conn_cron(c, now);
         c = next;
     }
     int64_t tmo = cfg_get(timeout);
@@ -552,6 +560,15 @@ static int wait_events(shard *s, struct epoll_event *evs, int timeout) {
     return n;
 }
 
+/* CLIENT KILL from any thread marks connections; the owner closes them. */
+static void close_killed(shard *s) {
+    for (conn *c = s->conns; c;) {
+        conn *next = c->all_next;
+        if (__atomic_load_n(&c->s.killed, __ATOMIC_RELAXED)) conn_close(c);
+        c = next;
+    }
+}
+
 static void *shard_main(void *arg) {
     shard *s = arg;
     self = s;
@@ -572,6 +589,8 @@ static void *shard_main(void *arg) {
             int64_t left = s->next_cron - now;
             int64_t b = block_next_deadline(s);
             if (b >= 0 && b - now < left) left = b - now;
+            int64_t p = s->npaused ? pause_left(now) : -1; /* postponed clients run when the pause ends */
+            if (p >= 0 && p < left) left = p;
             timeout = left < 0 ? 0 : (int)left;
             if (walking && timeout > 1) timeout = 1; /* the writer drains the queue meanwhile */
         }
@@ -598,9 +617,13 @@ static void *shard_main(void *arg) {
                 if (!c->closed && (evs[i].events & EPOLLOUT)) conn_on_writable(c);
             }
         }
+        if (s->kill_reqs && __atomic_exchange_n(&s->kill_reqs, 0, __ATOMIC_ACQ_REL)) close_killed(s);
         if (nshards > 1) shard_drain_inbox(s);
         if (s->sched_dirty) tx_settle(s);
         if (s->block_head) block_check_timeouts(s, s->now_ms);
+        if (s->unblock_reqs) block_serve_unblocks(s);
+        if (s->npaused && (pause_epoch() != s->pause_seen || pause_type(s->now_ms) == PAUSE_OFF))
+            conn_resume_postponed(s);
         if (!s->locked_by) shard_run_pending(s);
         if (s->now_ms >= s->next_cron) {
             shard_cron(s);
