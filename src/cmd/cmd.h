@@ -108,6 +108,7 @@ struct cmd_ctx {
     int no_stats;   /* a part of a call counted elsewhere (a split command's part) */
     int64_t dur_ns; /* set by exec_command: how long the handler ran */
     int slow;       /* set by exec_command: slow, and run without its connection: the caller logs it */
+    int unchanged;  /* set by a write handler whose call changed nothing (SETBIT of the same bit): no dirty count */
 };
 
 /* The database holding key in this context. */

@@ -107,7 +107,7 @@ void exec_command(cmd_ctx *c) {
     }
     latency_add_sample_if_needed(c->cmd->flags & CMD_FAST ? "fast-command" : "command", c->dur_ns / 1000000);
     aof_log(c, reply_at); /* AOF: log the command as it propagates (before waking blocked clients) */
-    if (c->cmd->flags & CMD_WRITE) __atomic_store_n(&sh->dirty, sh->dirty + 1, __ATOMIC_RELAXED);
+    if ((c->cmd->flags & CMD_WRITE) && !c->unchanged) __atomic_store_n(&sh->dirty, sh->dirty + 1, __ATOMIC_RELAXED);
     if ((sh->block_ready || c->tx) && !c->in_exec) block_serve_ready(c);
 }
 
