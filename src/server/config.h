@@ -34,8 +34,8 @@ enum {
  * the index of their option (config.c lists the options); CT_STR rows may
  * have a checker in config.c (save, maxmemory-policy, cpu-affinity). */
 #define CONFIG_TABLE(X)                                                                                                \
-    X("port", port, CT_INT, "6379", 0, 65535, CFG_FIXED)                                                               \
-    X("bind", bind, CT_STR, "127.0.0.1", 0, 0, CFG_FIXED)                                                              \
+    X("port", port, CT_INT, "6379", 0, 65535, 1)                                                                    \
+    X("bind", bind, CT_STR, "127.0.0.1", 0, 0, 1)                                                                   \
     X("unixsocket", unixsocket, CT_STR, "", 0, 0, 0)                                                                   \
     X("unixsocketperm", unixsocketperm, CT_INT, "0", 0, 0777, 0)                                                       \
     X("maxclients", maxclients, CT_INT, "10000", 1, 4294967295LL, 1)                                                   \

@@ -41,15 +41,21 @@ int nshards;
 int shards_running;
 unsigned short slot_to_shard[16384];
 static _Thread_local shard *self;
-static int listeners[8], nlisteners;
-static int listener_unix[8];
+#define TAG_LISTENER 1
+#define TAG_WAKE 2
+
+/* Listener slots; a slot of a closed listener holds -1 and is reused.
+ * Slots change only under CONFIG SET (every shard held) or before start. */
+#define MAX_LISTENERS 40
+static int listeners[MAX_LISTENERS], nlisteners;
+static int listener_unix[MAX_LISTENERS];
 /* Accepted TCP sockets inherit TCP_NODELAY and the keepalive settings of
  * their listener (Linux clones the listening socket), so they are set once
  * there; an accept only sets keepalive again when tcp-keepalive changed
  * since. listener_laddr: "ip:port" when the listener is bound to one IPv4
  * address, which is then every connection's local address. */
 static int listener_keepalive = -1;
-static char listener_laddr[8][64];
+static char listener_laddr[MAX_LISTENERS][64];
 static volatile int stopping;
 extern int conn_count_total;
 
@@ -102,8 +108,15 @@ static void set_keepalive(int fd, int secs) {
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
 }
 
-void shard_register_listener(int fd) {
-    int li = nlisteners;
+static void listener_epoll(shard *s, int op, int li) {
+    struct epoll_event le = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.u64 = ((uint64_t)li << 3) | TAG_LISTENER};
+    epoll_ctl(s->epfd, op, listeners[li], &le);
+}
+
+int shard_register_listener(int fd) {
+    int li = 0;
+    while (li < nlisteners && listeners[li] >= 0) li++;
+    if (li == MAX_LISTENERS) return -1;
     listener_unix[li] = 0;
     listener_laddr[li][0] = 0;
     struct sockaddr_storage ss;
@@ -121,7 +134,20 @@ void shard_register_listener(int fd) {
             snprintf(listener_laddr[li], sizeof listener_laddr[li], "%s:%d", ip, ntohs(a->sin_port));
         }
     }
-    listeners[nlisteners++] = fd;
+    __atomic_store_n(&listeners[li], fd, __ATOMIC_RELEASE);
+    if (li == nlisteners) nlisteners++;
+    if (shards_running)
+        for (int i = 0; i < nshards; i++) listener_epoll(shards[i], EPOLL_CTL_ADD, li);
+    return 0;
+}
+
+void shard_unregister_listener(int fd) {
+    for (int li = 0; li < nlisteners; li++) {
+        if (listeners[li] != fd) continue;
+        if (shards_running)
+            for (int i = 0; i < nshards; i++) listener_epoll(shards[i], EPOLL_CTL_DEL, li);
+        __atomic_store_n(&listeners[li], -1, __ATOMIC_RELEASE);
+    }
 }
 
 /* ---- messaging ---- */
@@ -386,7 +412,8 @@ void shard_cron(shard *s) {
 /* ---- accept ---- */
 
 static void accept_on(shard *s, int li) {
-    int lfd = listeners[li];
+    int lfd = __atomic_load_n(&listeners[li], __ATOMIC_ACQUIRE);
+    if (lfd < 0) return; /* closed by CONFIG SET port/bind after the event */
     for (int k = 0; k < 16; k++) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
@@ -438,8 +465,6 @@ static void accept_on(shard *s, int li) {
 
 /* ---- the loop ---- */
 
-#define TAG_LISTENER 1
-#define TAG_WAKE 2
 
 /* Wake-up coalescing. A shard blocked in epoll_wait is woken by the first
  * request any client sends, and the sending thread pays for that wake-up
@@ -656,10 +681,8 @@ int shard_start_all(void) {
         s->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
         struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG_WAKE};
         epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wakefd, &ev);
-        for (int l = 0; l < nlisteners; l++) {
-            struct epoll_event le = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.u64 = ((uint64_t)l << 3) | TAG_LISTENER};
-            epoll_ctl(s->epfd, EPOLL_CTL_ADD, listeners[l], &le);
-        }
+        for (int l = 0; l < nlisteners; l++)
+            if (listeners[l] >= 0) listener_epoll(s, EPOLL_CTL_ADD, l);
     }
     for (int i = 0; i < nshards; i++) {
         pthread_attr_t attr;

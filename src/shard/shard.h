@@ -144,5 +144,9 @@ int shard_drain_inbox(shard *s);
 /* Periodic work: active expiry, rehash, client timeouts, stats. */
 void shard_cron(shard *s);
 /* Called by the accept path on the listening shard. */
-void shard_register_listener(int fd);
+/* Every shard accepts from fd from now on (before the shards start, or
+ * while CONFIG SET holds them all). -1 when all listener slots are taken. */
+int shard_register_listener(int fd);
+/* No shard accepts from fd any more (the caller closes it). */
+void shard_unregister_listener(int fd);
 #endif
