@@ -9,6 +9,7 @@
  * the key's expire. Bit offsets are limited by proto-max-bulk-len, so no
  * client input can make a string larger than that (plus the 8 bytes a
  * BITFIELD field may reach past its offset). */
+#include "cmd/cross.h"
 #include "cmd/cmd.h"
 #include "cmd/string.h"
 #include "lib/mem.h"
@@ -701,6 +702,7 @@ static const command rows[] = {
      .acl = "read bitmap slow",
      .summary = "Find first bit set or clear in a string"},
     {.name = "bitop",
+     .hops = cross_gather,
      .proc = bitop_cmd,
      .arity = -4,
      .flags = RW,

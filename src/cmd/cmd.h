@@ -109,9 +109,10 @@ struct cmd_ctx {
     int64_t dur_ns; /* set by exec_command: how long the handler ran */
     int slow;       /* set by exec_command: slow, and run without its connection: the caller logs it */
     int unchanged;  /* set by a write handler whose call changed nothing (SETBIT of the same bit): no dirty count */
+    struct db *scratch; /* every key's database (cmd/gather.c runs commands over copies) */
 };
 
-/* The database holding key in this context. */
+/* The database holding key in this context (the scratch one when set). */
 struct db *ctx_db(cmd_ctx *c, const char *key, size_t klen);
 /* Database `dbid` of shard index s (for commands that walk every shard). */
 struct db *ctx_shard_db(cmd_ctx *c, int s, int dbid);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 db *ctx_db(cmd_ctx *c, const char *key, size_t klen) {
+    if (__builtin_expect(c->scratch != NULL, 0)) return c->scratch;
     if (!c->tx) return &c->sh->dbs[c->dbid];
     return &shards[shard_of_key(key, klen)]->dbs[c->dbid];
 }

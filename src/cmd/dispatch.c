@@ -91,7 +91,7 @@ void exec_command(cmd_ctx *c) {
     int64_t t0 = clock_ns();
     sh->now_ms = t0 / 1000000;
     sh->stat_commands++;
-    if (c->cmd->flags & CMD_WRITE) dispatch_before_write(c);
+    if ((c->cmd->flags & CMD_WRITE) && !c->scratch) dispatch_before_write(c); /* scratch: its places do it */
     size_t reply_at = c->out->len;
     c->cmd->proc(c);
     c->dur_ns = clock_ns() - t0;
@@ -108,7 +108,7 @@ void exec_command(cmd_ctx *c) {
     latency_add_sample_if_needed(c->cmd->flags & CMD_FAST ? "fast-command" : "command", c->dur_ns / 1000000);
     aof_log(c, reply_at); /* AOF: log the command as it propagates (before waking blocked clients) */
     if ((c->cmd->flags & CMD_WRITE) && !c->unchanged) __atomic_store_n(&sh->dirty, sh->dirty + 1, __ATOMIC_RELAXED);
-    if ((sh->block_ready || c->tx) && !c->in_exec) block_serve_ready(c);
+    if ((sh->block_ready || c->tx) && !c->in_exec && !c->scratch) block_serve_ready(c);
 }
 
 static void run_local(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, buf *out) {

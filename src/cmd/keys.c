@@ -610,7 +610,7 @@ static const command rows[] = {
     {.name = "renamenx", .proc = renamenx_cmd, .arity = 3, .flags = CMD_WRITE | CMD_FAST, .first = 1, .last = 2,
      .step = 1, .hops = cross_rename, .group = "generic", .since = "1.0.0", .acl = "keyspace write fast",
      .summary = "Rename a key, only if the new key does not exist"},
-    {.name = "copy", .proc = copy_cmd, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM, .first = 1, .last = 2,
+    {.name = "copy", .hops = cross_gather, .proc = copy_cmd, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM, .first = 1, .last = 2,
      .step = 1, .group = "generic", .since = "6.2.0", .acl = "keyspace write slow", .summary = "Copy a key"},
     {.name = "move", .proc = move_cmd, .arity = 3, .flags = CMD_WRITE | CMD_FAST, .first = 1, .last = 1, .step = 1,
      .group = "generic", .since = "1.0.0", .acl = "keyspace write fast", .summary = "Move a key to another database"},
