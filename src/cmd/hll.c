@@ -1,0 +1,310 @@
+/* hll.c - the HyperLogLog commands: PFADD PFCOUNT PFMERGE PFDEBUG
+ * PFSELFTEST, over HLL strings (core/hll.h has the layout).
+ *
+ * An HLL is an ordinary string value, so it is stored as one: a dense HLL
+ * kept as a raw string is changed in place (its size never changes); any
+ * other change works on a copy and stores it back with the key's expire.
+ * PFCOUNT of one key writes the cached cardinality into the string's header
+ * as Redis does, in place. Several keys on several shards (PFCOUNT,
+ * PFMERGE) run under whole-shard locks: the handler reads every key
+ * directly. */
+#include "cmd/cmd.h"
+#include "cmd/string.h"
+#include "core/hll.h"
+#include "lib/mem.h"
+#include "server/config.h"
+#include "shard/shard.h"
+
+static const char *const err_notvalid = "WRONGTYPE Key is not a valid HyperLogLog string value.";
+static const char *const err_invalid = "INVALIDOBJ Corrupted HLL object detected";
+
+/* The HLL string at l (NULL: missing) for reading: sets *p and *len and
+ * returns 1; replies the type error and returns 0 when the key holds no
+ * valid HLL. tmp: >= 24 bytes for an integer-encoded string. */
+static int hll_bytes(cmd_ctx *c, entry **l, char *tmp, const uint8_t **p, size_t *len) {
+    if (ctx_wrong_type(c, l ? *l : NULL, T_STRING)) return 0;
+    if (entry_kind(*l) == EK_INT) { /* never an HLL: Redis checks the encoding first */
+        reply_error(c, err_notvalid);
+        return 0;
+    }
+    *p = (const uint8_t *)entry_str(*l, tmp, len);
+    if (hll_check(*p, *len) < 0) {
+        reply_error(c, err_notvalid);
+        return 0;
+    }
+    return 1;
+}
+
+/* The writable bytes of the string entry e (raw or embstr). */
+static uint8_t *str_mut(entry *e, size_t *len) {
+    uint8_t *v = entry_valp(e);
+    uint64_t l;
+    v += varint_get(v, &l);
+    *len = (size_t)l;
+    return v;
+}
+
+/* A working copy of the HLL p/len with room to grow. */
+static void hll_copy(hll_buf *b, const uint8_t *p, size_t len) {
+    b->cap = len + 16;
+    b->p = zmalloc(b->cap);
+    memcpy(b->p, p, len);
+    b->len = len;
+}
+
+/* Stores b as the value of key (l: its link, or NULL to add it). */
+static void hll_store(cmd_ctx *c, db *d, entry **l, int ki, const hll_buf *b) {
+    if (!l) {
+        db_add(d, entry_new_raw(c->argv[ki], c->argl[ki], (const char *)b->p, b->len, -1));
+        return;
+    }
+    size_t len;
+    if (entry_kind(*l) == EK_RAW) {
+        uint8_t *v = str_mut(*l, &len);
+        if (len == b->len) {
+            memcpy(v, b->p, len);
+            return;
+        }
+    }
+    string_replace_raw(d, l, (const char *)b->p, b->len);
+}
+
+static size_t sparse_max(void) { return (size_t)cfg_get(hll_sparse_max_bytes); }
+
+/* PFADD key [element ...] */
+static void pfadd_cmd(cmd_ctx *c) {
+    db *d;
+    entry **l = ctx_lookup(c, 1, 0, &d);
+    hll_buf b;
+    int updated = 0;
+    if (!l) {
+        hll_new(&b);
+        updated = 1;
+    } else {
+        char tmp[24];
+        const uint8_t *p;
+        size_t len;
+        if (!hll_bytes(c, l, tmp, &p, &len)) return;
+        if (p[4] == HLL_DENSE && entry_kind(*l) == EK_RAW) { /* in place */
+            uint8_t *v = str_mut(*l, &len);
+            for (int j = 2; j < c->argc; j++) {
+                long i;
+                int n = hll_hash(c->argv[j], c->argl[j], &i);
+                updated += hll_dense_set(v + HLL_HDR_SIZE, i, (uint8_t)n);
+            }
+            if (updated) hll_invalidate(v);
+            reply_int(c, updated ? 1 : 0);
+            return;
+        }
+        hll_copy(&b, p, len);
+    }
+    for (int j = 2; j < c->argc; j++) {
+        int r = hll_add(&b, c->argv[j], c->argl[j], sparse_max());
+        if (r < 0) {
+            zfree(b.p);
+            reply_error(c, err_invalid);
+            return;
+        }
+        updated += r;
+    }
+    if (updated) {
+        hll_invalidate(b.p);
+        hll_store(c, d, l, 1, &b);
+    }
+    zfree(b.p);
+    reply_int(c, updated ? 1 : 0);
+}
+
+/* PFCOUNT key [key ...] */
+static void pfcount_cmd(cmd_ctx *c) {
+    char tmp[24];
+    const uint8_t *p;
+    size_t len;
+    if (c->argc > 2) { /* the union, in one register per byte; nothing is cached */
+        uint8_t *max = zcalloc(HLL_REGISTERS);
+        for (int j = 1; j < c->argc; j++) {
+            entry **l = ctx_lookup(c, j, 1, NULL);
+            if (!l) continue;
+            if (!hll_bytes(c, l, tmp, &p, &len)) goto out;
+            if (hll_merge(max, p, len) < 0) {
+                reply_error(c, err_invalid);
+                goto out;
+            }
+        }
+        reply_int(c, (long long)hll_count_raw(max));
+    out:
+        zfree(max);
+        return;
+    }
+    entry **l = ctx_lookup(c, 1, 1, NULL);
+    if (!l) {
+        reply_int(c, 0);
+        return;
+    }
+    if (!hll_bytes(c, l, tmp, &p, &len)) return;
+    uint64_t card;
+    if (!hll_cache_get(p, &card)) {
+        int invalid = 0;
+        card = hll_count(p, len, &invalid);
+        if (invalid) {
+            reply_error(c, err_invalid);
+            return;
+        }
+        hll_cache_set(str_mut(*l, &len), card);
+    }
+    reply_int(c, (long long)card);
+}
+
+/* PFMERGE destkey [sourcekey ...] */
+static void pfmerge_cmd(cmd_ctx *c) {
+    char tmp[24];
+    const uint8_t *p;
+    size_t len;
+    uint8_t *max = zcalloc(HLL_REGISTERS);
+    int use_dense = 0;
+    for (int j = 1; j < c->argc; j++) {
+        entry **l = ctx_lookup(c, j, 1, NULL);
+        if (!l) continue;
+        if (!hll_bytes(c, l, tmp, &p, &len)) goto out;
+        if (p[4] == HLL_DENSE) use_dense = 1;
+        if (hll_merge(max, p, len) < 0) {
+            reply_error(c, err_invalid);
+            goto out;
+        }
+    }
+    db *d;
+    entry **l = ctx_lookup(c, 1, 0, &d);
+    hll_buf b;
+    if (l) {
+        p = (const uint8_t *)entry_str(*l, tmp, &len); /* checked above */
+        hll_copy(&b, p, len);
+    } else {
+        hll_new(&b);
+    }
+    if (use_dense && hll_to_dense(&b) < 0) {
+        zfree(b.p);
+        reply_error(c, err_invalid);
+        goto out;
+    }
+    for (long i = 0; i < HLL_REGISTERS; i++)
+        if (max[i]) hll_set(&b, i, max[i], sparse_max());
+    hll_invalidate(b.p);
+    hll_store(c, d, l, 1, &b);
+    zfree(b.p);
+    reply_ok(c);
+out:
+    zfree(max);
+}
+
+/* PFDEBUG <subcommand> key */
+static void pfdebug_cmd(cmd_ctx *c) {
+    db *d;
+    entry **l = ctx_lookup(c, 2, 0, &d);
+    if (!l) {
+        reply_error(c, "ERR The specified key does not exist");
+        return;
+    }
+    char tmp[24];
+    const uint8_t *p;
+    size_t len;
+    if (!hll_bytes(c, l, tmp, &p, &len)) return;
+    int getreg = arg_is(c, 1, "getreg");
+    if (getreg || arg_is(c, 1, "todense")) {
+        hll_buf b;
+        hll_copy(&b, p, len);
+        int conv = 0;
+        if (b.p[4] == HLL_SPARSE) {
+            if (hll_to_dense(&b) < 0) {
+                zfree(b.p);
+                reply_error(c, err_invalid);
+                return;
+            }
+            hll_store(c, d, l, 2, &b);
+            conv = 1;
+        }
+        if (getreg) {
+            reply_array(c, HLL_REGISTERS);
+            for (long i = 0; i < HLL_REGISTERS; i++) reply_int(c, hll_dense_get(b.p + HLL_HDR_SIZE, i));
+        } else {
+            reply_int(c, conv);
+        }
+        zfree(b.p);
+    } else if (arg_is(c, 1, "decode")) {
+        if (p[4] != HLL_SPARSE) {
+            reply_error(c, "ERR HLL encoding is not sparse");
+            return;
+        }
+        char *s;
+        size_t n = hll_decode(p, len, &s);
+        reply_bulk(c, s, n);
+        zfree(s);
+    } else if (arg_is(c, 1, "encoding")) {
+        reply_simple(c, p[4] == HLL_DENSE ? "dense" : "sparse");
+    } else {
+        reply_errorf(c, "ERR Unknown PFDEBUG subcommand '%.*s'", (int)c->argl[1], c->argv[1]);
+    }
+}
+
+/* PFSELFTEST */
+static void pfselftest_cmd(cmd_ctx *c) {
+    char err[128];
+    if (hll_selftest(err, sizeof err) < 0) reply_error(c, err);
+    else reply_ok(c);
+}
+
+static const command rows[] = {
+    {.name = "pfadd",
+     .proc = pfadd_cmd,
+     .arity = -2,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .first = 1,
+     .last = 1,
+     .step = 1,
+     .group = "hyperloglog",
+     .since = "2.8.9",
+     .acl = "write hyperloglog fast",
+     .summary = "Adds the specified elements to the specified HyperLogLog."},
+    {.name = "pfcount",
+     .proc = pfcount_cmd,
+     .arity = -2,
+     .flags = CMD_READONLY,
+     .first = 1,
+     .last = -1,
+     .step = 1,
+     .group = "hyperloglog",
+     .since = "2.8.9",
+     .acl = "read hyperloglog slow",
+     .summary = "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s)."},
+    {.name = "pfmerge",
+     .proc = pfmerge_cmd,
+     .arity = -2,
+     .flags = CMD_WRITE | CMD_DENYOOM,
+     .first = 1,
+     .last = -1,
+     .step = 1,
+     .group = "hyperloglog",
+     .since = "2.8.9",
+     .acl = "write hyperloglog slow",
+     .summary = "Merge N different HyperLogLogs into a single one."},
+    {.name = "pfdebug",
+     .proc = pfdebug_cmd,
+     .arity = 3,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_ADMIN,
+     .first = 2,
+     .last = 2,
+     .step = 1,
+     .group = "hyperloglog",
+     .since = "2.8.9",
+     .acl = "write hyperloglog admin slow dangerous",
+     .summary = "Internal commands for debugging HyperLogLog values"},
+    {.name = "pfselftest",
+     .proc = pfselftest_cmd,
+     .arity = 1,
+     .flags = CMD_ADMIN,
+     .group = "hyperloglog",
+     .since = "2.8.9",
+     .acl = "hyperloglog admin slow dangerous",
+     .summary = "An internal command for testing HyperLogLog values"},
+};
+
+void hll_register(void) { cmd_register(rows, (int)(sizeof rows / sizeof rows[0])); }
