@@ -436,7 +436,7 @@ static void geo_search_cmd(cmd_ctx *c, int src, int flags) {
         goto out;
     }
     size_t n = count == 0 || r.n < (size_t)count ? r.n : (size_t)count;
-    if (sort != SORT_NONE) qsort(r.pts, r.n, sizeof *r.pts, sort == SORT_ASC ? by_dist_asc : by_dist_desc);
+    if (sort != SORT_NONE && r.n > 1) qsort(r.pts, r.n, sizeof *r.pts, sort == SORT_ASC ? by_dist_asc : by_dist_desc);
     if (!store) {
         int opts = withdist + withhash + withcoord;
         reply_array(c, (long long)n);

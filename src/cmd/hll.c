@@ -100,7 +100,8 @@ static void pfadd_cmd(cmd_ctx *c) {
     }
     for (int j = 2; j < c->argc; j++) {
         int r = hll_add(&b, c->argv[j], c->argl[j], sparse_max());
-        if (r < 0) {
+        if (r < 0) { /* the elements before stay added, the cache as it was: Redis's in-place result */
+            if (updated) hll_store(c, d, l, 1, &b);
             zfree(b.p);
             reply_error(c, err_invalid);
             return;

@@ -157,8 +157,8 @@ int hll_to_dense(hll_buf *b) {
             for (long k = 0; k < run; k++) dense_put(regs, idx + k, (uint8_t)SP_VAL_VALUE(*p));
             p++;
         }
-        if (idx + run > HLL_REGISTERS) break;
         idx += run;
+        if (idx > HLL_REGISTERS) break;
     }
     if (idx != HLL_REGISTERS || p != end) {
         zfree(d);

@@ -323,3 +323,26 @@ def test_dump_restore_and_expire_kept(r):
 
 def test_selftest(r):
     assert r.execute_command("PFSELFTEST") == b"OK"
+
+
+def test_truncated_sparse_keeps_earlier_elements(r):
+    """A sparse string covering only registers 0..8191: an element whose
+    register lies there is added, the next one past the end fails the
+    command, and what was added stays (Redis changes the string in place)."""
+    els = [str(i).encode() for i in range(200)]
+    low = next(e for e in els if reg_of(e)[0] < 8000)
+    high = next(e for e in els if reg_of(e)[0] >= 8192)
+    hdr = b"HYLL\x01\x00\x00\x00" + b"\x00" * 7 + b"\x80"
+    r.set("h", hdr + b"\x5f\xff")  # XZERO of 8192
+    assert err(r, "PFADD", "h", low, high) == INVALID
+    i, v = reg_of(low)
+    regs = expand_decode(r.execute_command("PFDEBUG", "DECODE", "h").decode())
+    assert len(regs) == 8192 and regs[i] == v and sum(1 for x in regs if x) == 1
+    assert err(r, "PFDEBUG", "GETREG", "h") == INVALID
+    # runs past 16384 registers are as corrupt as runs short of it
+    r.set("h", hdr + b"\x7f\xff\x01")
+    assert err(r, "PFDEBUG", "GETREG", "h") == INVALID
+    assert err(r, "PFDEBUG", "TODENSE", "h") == INVALID
+    assert err(r, "PFCOUNT", "h") == INVALID
+    assert err(r, "PFMERGE", "m", "h") == INVALID
+    assert r.execute_command("PFDEBUG", "ENCODING", "h") == b"sparse"
