@@ -304,6 +304,33 @@ static int by_dist_asc(const void *a, const void *b) {
 }
 static int by_dist_desc(const void *a, const void *b) { return by_dist_asc(b, a); }
 
+/* Moves the k points that sort first under cmp to the front, sorted (the
+ * rest keep no order): a heap of k holding the worst of the best at its
+ * root, so O(n log k) for COUNT k over n matches. */
+static void sort_first(geo_point *p, size_t n, size_t k, int (*cmp)(const void *, const void *)) {
+    if (k >= n) {
+        if (n > 1) qsort(p, n, sizeof *p, cmp);
+        return;
+    }
+#define SWAP(a, b) do { geo_point t_ = p[a]; p[a] = p[b]; p[b] = t_; } while (0)
+    for (size_t i = 1; i < k; i++) /* sift up: root is the largest under cmp */
+        for (size_t c = i; c > 0 && cmp(&p[(c - 1) / 2], &p[c]) < 0; c = (c - 1) / 2) SWAP(c, (c - 1) / 2);
+    for (size_t i = k; i < n; i++) {
+        if (cmp(&p[i], &p[0]) >= 0) continue;
+        SWAP(0, i);
+        for (size_t c = 0;;) { /* sift down */
+            size_t l = 2 * c + 1, r = l + 1, m = c;
+            if (l < k && cmp(&p[l], &p[m]) > 0) m = l;
+            if (r < k && cmp(&p[r], &p[m]) > 0) m = r;
+            if (m == c) break;
+            SWAP(c, m);
+            c = m;
+        }
+    }
+#undef SWAP
+    if (k > 1) qsort(p, k, sizeof *p, cmp);
+}
+
 /* Index of the STORE / STOREDIST key of GEORADIUS(BYMEMBER), or 0. */
 static int store_key_index(int argc, const char **argv, const size_t *argl, int from) {
     int k = 0;
@@ -436,7 +463,7 @@ static void geo_search_cmd(cmd_ctx *c, int src, int flags) {
         goto out;
     }
     size_t n = count == 0 || r.n < (size_t)count ? r.n : (size_t)count;
-    if (sort != SORT_NONE && r.n > 1) qsort(r.pts, r.n, sizeof *r.pts, sort == SORT_ASC ? by_dist_asc : by_dist_desc);
+    if (sort != SORT_NONE) sort_first(r.pts, r.n, n, sort == SORT_ASC ? by_dist_asc : by_dist_desc);
     if (!store) {
         int opts = withdist + withhash + withcoord;
         reply_array(c, (long long)n);

@@ -22,25 +22,32 @@ static const range lat_range = {GEO_LAT_MIN, GEO_LAT_MAX};
 
 /* ---- bits ---- */
 
-/* x in the even bits, y in the odd ones. */
-static uint64_t interleave(uint32_t x, uint32_t y) {
-    uint64_t r = 0;
-    for (int i = 0; i < 32; i++) {
-        r |= (uint64_t)((x >> i) & 1) << (2 * i);
-        r |= (uint64_t)((y >> i) & 1) << (2 * i + 1);
-    }
-    return r;
+/* x in the even bits, y in the odd ones (spreading each by binary magic
+ * numbers: 16, 8, 4, 2, 1 bit steps). */
+static uint64_t spread(uint32_t v) {
+    uint64_t x = v;
+    x = (x | (x << 16)) & 0x0000FFFF0000FFFFULL;
+    x = (x | (x << 8)) & 0x00FF00FF00FF00FFULL;
+    x = (x | (x << 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    x = (x | (x << 2)) & 0x3333333333333333ULL;
+    x = (x | (x << 1)) & 0x5555555555555555ULL;
+    return x;
 }
 
-/* The even bits in the low half, the odd bits in the high half. */
-static uint64_t deinterleave(uint64_t v) {
-    uint32_t x = 0, y = 0;
-    for (int i = 0; i < 32; i++) {
-        x |= (uint32_t)((v >> (2 * i)) & 1) << i;
-        y |= (uint32_t)((v >> (2 * i + 1)) & 1) << i;
-    }
-    return (uint64_t)x | (uint64_t)y << 32;
+static uint32_t squeeze(uint64_t x) {
+    x &= 0x5555555555555555ULL;
+    x = (x | (x >> 1)) & 0x3333333333333333ULL;
+    x = (x | (x >> 2)) & 0x0F0F0F0F0F0F0F0FULL;
+    x = (x | (x >> 4)) & 0x00FF00FF00FF00FFULL;
+    x = (x | (x >> 8)) & 0x0000FFFF0000FFFFULL;
+    x = (x | (x >> 16)) & 0x00000000FFFFFFFFULL;
+    return (uint32_t)x;
 }
+
+static uint64_t interleave(uint32_t x, uint32_t y) { return spread(x) | spread(y) << 1; }
+
+/* The even bits in the low half, the odd bits in the high half. */
+static uint64_t deinterleave(uint64_t v) { return (uint64_t)squeeze(v) | (uint64_t)squeeze(v >> 1) << 32; }
 
 static int encode(range lon, range lat, double x, double y, uint8_t step, geo_bits *h) {
     if (step == 0 || step > 32) return 0;
