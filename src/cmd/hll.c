@@ -5,15 +5,20 @@
  * kept as a raw string is changed in place (its size never changes); any
  * other change works on a copy and stores it back with the key's expire.
  * PFCOUNT of one key writes the cached cardinality into the string's header
- * as Redis does, in place. Several keys on several shards (PFCOUNT,
- * PFMERGE) run under whole-shard locks: the handler reads every key
- * directly. */
+ * as Redis does, in place. PFCOUNT of keys on several shards is a
+ * read-only split transaction: each shard's part answers the union of its
+ * keys' registers (16384 bytes, one per register), the coordinator takes
+ * the maximum of the parts and counts. PFMERGE over several shards runs
+ * under whole-shard locks (the handler reads every key directly). */
 #include "cmd/cmd.h"
 #include "cmd/string.h"
 #include "core/hll.h"
 #include "lib/mem.h"
+#include "net/conn.h"
 #include "server/config.h"
 #include "shard/shard.h"
+#include "shard/tx.h"
+#include <stdlib.h>
 
 static const char *const err_notvalid = "WRONGTYPE Key is not a valid HyperLogLog string value.";
 static const char *const err_invalid = "INVALIDOBJ Corrupted HLL object detected";
@@ -156,6 +161,110 @@ static void pfcount_cmd(cmd_ctx *c) {
     reply_int(c, (long long)card);
 }
 
+/* ---- PFCOUNT over several shards ---- */
+
+/* A part: PFCOUNT key index [key index ...], the keys of one shard with
+ * their argument positions in the client's command. Replies the union of
+ * their registers as a 16384-byte bulk, or [index, error] for the first
+ * key that fails. */
+static void pfunion_proc(cmd_ctx *c) {
+    char tmp[24];
+    const uint8_t *p;
+    size_t len;
+    uint8_t *max = zcalloc(HLL_REGISTERS);
+    for (int j = 1; j + 1 < c->argc; j += 2) {
+        entry **l = ctx_lookup(c, j, 1, NULL);
+        if (!l) continue;
+        long long idx = 0;
+        str2ll(c->argv[j + 1], c->argl[j + 1], &idx);
+        size_t at = reply_defer(c);
+        reply_int(c, idx);
+        if (!hll_bytes(c, l, tmp, &p, &len)) {
+            reply_defer_array(c, at, 2);
+            goto out;
+        }
+        if (hll_merge(max, p, len) < 0) {
+            reply_error(c, err_invalid);
+            reply_defer_array(c, at, 2);
+            goto out;
+        }
+        c->out->len = at;
+    }
+    reply_bulk(c, (const char *)max, HLL_REGISTERS);
+out:
+    zfree(max);
+}
+
+static const command pfunion_row = {.name = "pfcount", .proc = pfunion_proc, .arity = -3, .flags = CMD_READONLY,
+                                    .first = 1, .last = -1, .step = 2};
+
+/* The parts' unions merged and counted, or the error of the key that comes
+ * first in the command. */
+static void pfcount_merge(tx *t, buf *out) {
+    uint8_t *max = zcalloc(HLL_REGISTERS);
+    const char *err = NULL;
+    size_t errlen = 0;
+    long long erridx = 0;
+    for (int i = 0; i < t->n; i++) {
+        size_t len;
+        const char *r = tx_part_reply(t, i, 0, &len);
+        const char *end = r + len, *nl = memchr(r, '\n', len);
+        if (len && r[0] == '$' && nl && (size_t)(end - nl - 1) >= HLL_REGISTERS) {
+            const uint8_t *regs = (const uint8_t *)nl + 1;
+            for (long k = 0; k < HLL_REGISTERS; k++)
+                if (regs[k] > max[k]) max[k] = regs[k];
+        } else if (len && r[0] == '*' && nl) { /* [index, error] */
+            const char *e = memchr(nl + 1, '\n', (size_t)(end - nl - 1));
+            long long idx = strtoll(nl + 2, NULL, 10);
+            if (e && (!err || idx < erridx)) {
+                err = e + 1;
+                errlen = (size_t)(end - e - 1);
+                erridx = idx;
+            }
+        } else if (!err) { /* any other error of the part */
+            err = r;
+            errlen = len;
+            erridx = 1LL << 62;
+        }
+    }
+    if (err) buf_add(out, err, errlen);
+    else resp_int(out, (long long)hll_count_raw(max));
+    zfree(max);
+}
+
+/* Plans PFCOUNT of keys on several shards as one part per shard. */
+static int pfcount_hops(session *s, const command *cmd, int argc, const char **argv, const size_t *argl,
+                        int discard) {
+    tx *t = tx_create(s, cmd, discard);
+    int nargs = 1 + 2 * (argc - 1);
+    const char **pargv = zmalloc(sizeof(char *) * (size_t)nargs);
+    size_t *pargl = zmalloc(sizeof(size_t) * (size_t)nargs);
+    char(*idx)[24] = zmalloc(sizeof *idx * (size_t)argc);
+    for (int j = 1; j < argc; j++) idx[j][0] = 0;
+    for (int sh = 0; sh < nshards; sh++) {
+        int k = 1;
+        tx_part *p = NULL;
+        for (int j = 1; j < argc; j++) {
+            if (shard_of_key(argv[j], argl[j]) != sh) continue;
+            if (!p) p = tx_part_of(t, sh);
+            tx_part_key(p, s->db, argv[j], argl[j], 0);
+            pargv[k] = argv[j];
+            pargl[k++] = argl[j];
+            pargl[k] = (size_t)ll2str(idx[j], j);
+            pargv[k++] = idx[j];
+        }
+        if (!p) continue;
+        pargv[0] = argv[0];
+        pargl[0] = argl[0];
+        tx_part_add(p, &pfunion_row, k, pargv, pargl, s->db, s->resp)->no_stats = 1; /* tx_done counts the call */
+    }
+    zfree(pargv);
+    zfree(pargl);
+    zfree(idx);
+    tx_run_split(t, 1, pfcount_merge);
+    return 1;
+}
+
 /* PFMERGE destkey [sourcekey ...] */
 static void pfmerge_cmd(cmd_ctx *c) {
     char tmp[24];
@@ -272,6 +381,7 @@ static const command rows[] = {
      .first = 1,
      .last = -1,
      .step = 1,
+     .hops = pfcount_hops,
      .group = "hyperloglog",
      .since = "2.8.9",
      .acl = "read hyperloglog slow",

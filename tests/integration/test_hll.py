@@ -346,3 +346,23 @@ def test_truncated_sparse_keeps_earlier_elements(r):
     assert err(r, "PFCOUNT", "h") == INVALID
     assert err(r, "PFMERGE", "m", "h") == INVALID
     assert r.execute_command("PFDEBUG", "ENCODING", "h") == b"sparse"
+
+
+def test_union_errors_in_argument_order(r):
+    """With keys spread over shards, the error is the one of the first
+    failing key in the command, as when Redis walks them in order."""
+    keys = ["hll:%d" % i for i in range(6)]
+    for i, k in enumerate(keys):
+        r.pfadd(k, *elements(50, 40 + i))
+    r.set("str:a", "x")
+    r.lpush("list:b", "x")
+    r.pfadd("bad:c", "a")
+    r.append("bad:c", "zz")
+    for order in (["str:a", "bad:c", "list:b"], ["bad:c", "list:b", "str:a"], ["list:b", "str:a", "bad:c"]):
+        first = {"str:a": NOTHLL, "bad:c": INVALID, "list:b": WRONGTYPE}[order[0]]
+        mixed = [keys[0], keys[1], order[0], keys[2], order[1], keys[3], order[2], keys[4]]
+        assert err(r, "PFCOUNT", *mixed) == first
+        assert err(r, "PFMERGE", "dst", *mixed) == first
+    assert r.exists("dst") == 0
+    assert r.pfcount(*keys, "nokey:1", "nokey:2") == estimate(model([e for i in range(6)
+                                                                      for e in elements(50, 40 + i)]))
