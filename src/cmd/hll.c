@@ -8,13 +8,15 @@
  * as Redis does, in place. PFCOUNT of keys on several shards is a
  * read-only split transaction: each shard's part answers the union of its
  * keys' registers (16384 bytes, one per register), the coordinator takes
- * the maximum of the parts and counts. PFMERGE over several shards runs
- * under whole-shard locks (the handler reads every key directly). */
+ * the maximum of the parts and counts. PFMERGE over several shards adds
+ * one hop: the merged registers go to the destination's shard, which
+ * applies them (whole-shard locks instead while the AOF is on). */
 #include "cmd/cmd.h"
 #include "cmd/string.h"
 #include "core/hll.h"
 #include "lib/mem.h"
 #include "net/conn.h"
+#include "persist/aof.h"
 #include "server/config.h"
 #include "shard/shard.h"
 #include "shard/tx.h"
@@ -165,13 +167,13 @@ static void pfcount_cmd(cmd_ctx *c) {
 
 /* A part: PFCOUNT key index [key index ...], the keys of one shard with
  * their argument positions in the client's command. Replies the union of
- * their registers as a 16384-byte bulk, or [index, error] for the first
- * key that fails. */
+ * their registers as a bulk of 16384 bytes plus one (1 when a key was
+ * dense), or [index, error] for the first key that fails. */
 static void pfunion_proc(cmd_ctx *c) {
     char tmp[24];
     const uint8_t *p;
     size_t len;
-    uint8_t *max = zcalloc(HLL_REGISTERS);
+    uint8_t *max = zcalloc(HLL_REGISTERS + 1);
     for (int j = 1; j + 1 < c->argc; j += 2) {
         entry **l = ctx_lookup(c, j, 1, NULL);
         if (!l) continue;
@@ -183,6 +185,7 @@ static void pfunion_proc(cmd_ctx *c) {
             reply_defer_array(c, at, 2);
             goto out;
         }
+        if (p[4] == HLL_DENSE) max[HLL_REGISTERS] = 1;
         if (hll_merge(max, p, len) < 0) {
             reply_error(c, err_invalid);
             reply_defer_array(c, at, 2);
@@ -190,7 +193,7 @@ static void pfunion_proc(cmd_ctx *c) {
         }
         c->out->len = at;
     }
-    reply_bulk(c, (const char *)max, HLL_REGISTERS);
+    reply_bulk(c, (const char *)max, HLL_REGISTERS + 1);
 out:
     zfree(max);
 }
@@ -198,56 +201,62 @@ out:
 static const command pfunion_row = {.name = "pfcount", .proc = pfunion_proc, .arity = -3, .flags = CMD_READONLY,
                                     .first = 1, .last = -1, .step = 2};
 
-/* The parts' unions merged and counted, or the error of the key that comes
- * first in the command. */
-static void pfcount_merge(tx *t, buf *out) {
-    uint8_t *max = zcalloc(HLL_REGISTERS);
+/* The parts' unions (part replies k) merged into max (16384 + the dense
+ * flag); returns NULL, or the error of the key that comes first in the
+ * command (pointing into a part's reply). */
+static const char *union_parts(tx *t, int k, uint8_t *max, size_t *errlen) {
     const char *err = NULL;
-    size_t errlen = 0;
     long long erridx = 0;
     for (int i = 0; i < t->n; i++) {
         size_t len;
-        const char *r = tx_part_reply(t, i, 0, &len);
+        const char *r = tx_part_reply(t, i, k, &len);
         const char *end = r + len, *nl = memchr(r, '\n', len);
-        if (len && r[0] == '$' && nl && (size_t)(end - nl - 1) >= HLL_REGISTERS) {
+        if (len && r[0] == '$' && nl && (size_t)(end - nl - 1) >= HLL_REGISTERS + 1) {
             const uint8_t *regs = (const uint8_t *)nl + 1;
-            for (long k = 0; k < HLL_REGISTERS; k++)
-                if (regs[k] > max[k]) max[k] = regs[k];
+            for (long j = 0; j <= HLL_REGISTERS; j++)
+                if (regs[j] > max[j]) max[j] = regs[j];
         } else if (len && r[0] == '*' && nl) { /* [index, error] */
             const char *e = memchr(nl + 1, '\n', (size_t)(end - nl - 1));
             long long idx = strtoll(nl + 2, NULL, 10);
             if (e && (!err || idx < erridx)) {
                 err = e + 1;
-                errlen = (size_t)(end - e - 1);
+                *errlen = (size_t)(end - e - 1);
                 erridx = idx;
             }
         } else if (!err) { /* any other error of the part */
             err = r;
-            errlen = len;
+            *errlen = len;
             erridx = 1LL << 62;
         }
     }
+    return err;
+}
+
+static void pfcount_merge(tx *t, buf *out) {
+    uint8_t *max = zcalloc(HLL_REGISTERS + 1);
+    size_t errlen = 0;
+    const char *err = union_parts(t, 0, max, &errlen);
     if (err) buf_add(out, err, errlen);
     else resp_int(out, (long long)hll_count_raw(max));
     zfree(max);
 }
 
-/* Plans PFCOUNT of keys on several shards as one part per shard. */
-static int pfcount_hops(session *s, const command *cmd, int argc, const char **argv, const size_t *argl,
-                        int discard) {
-    tx *t = tx_create(s, cmd, discard);
+/* Adds to each shard's part (created on first use) its keys of argv[from..]
+ * (locked shared, dest: exclusive) and the union command over them. */
+static void add_unions(tx *t, session *s, int argc, const char **argv, const size_t *argl, const char *dest,
+                       size_t dlen) {
     int nargs = 1 + 2 * (argc - 1);
     const char **pargv = zmalloc(sizeof(char *) * (size_t)nargs);
     size_t *pargl = zmalloc(sizeof(size_t) * (size_t)nargs);
     char(*idx)[24] = zmalloc(sizeof *idx * (size_t)argc);
-    for (int j = 1; j < argc; j++) idx[j][0] = 0;
     for (int sh = 0; sh < nshards; sh++) {
         int k = 1;
         tx_part *p = NULL;
         for (int j = 1; j < argc; j++) {
             if (shard_of_key(argv[j], argl[j]) != sh) continue;
             if (!p) p = tx_part_of(t, sh);
-            tx_part_key(p, s->db, argv[j], argl[j], 0);
+            int excl = dest && argl[j] == dlen && !memcmp(argv[j], dest, dlen);
+            tx_part_key(p, s->db, argv[j], argl[j], excl);
             pargv[k] = argv[j];
             pargl[k++] = argl[j];
             pargl[k] = (size_t)ll2str(idx[j], j);
@@ -261,8 +270,97 @@ static int pfcount_hops(session *s, const command *cmd, int argc, const char **a
     zfree(pargv);
     zfree(pargl);
     zfree(idx);
+}
+
+/* Plans PFCOUNT of keys on several shards as one part per shard. */
+static int pfcount_hops(session *s, const command *cmd, int argc, const char **argv, const size_t *argl,
+                        int discard) {
+    tx *t = tx_create(s, cmd, discard);
+    add_unions(t, s, argc, argv, argl, NULL, 0);
     tx_run_split(t, 1, pfcount_merge);
     return 1;
+}
+
+/* PFMERGE over several shards:
+ *   hop 1 (at the grant)  every shard: the union of its keys (dest too)
+ *   hop 2                 dest's shard: store the merged registers
+ * every key locked from the grant to the end (dest exclusive). */
+static void pfstore_proc(cmd_ctx *c);
+static void merge_into(cmd_ctx *c, const uint8_t *max, int use_dense);
+static const command pfstore_row = {.name = "pfmerge", .proc = pfstore_proc, .arity = 3,
+                                    .flags = CMD_WRITE | CMD_DENYOOM, .first = 1, .last = 1, .step = 1};
+
+typedef struct merge_plan {
+    int hop, dst; /* dst: the part of dest's shard */
+    size_t dlen;
+    char dest[];
+} merge_plan;
+
+static int pfmerge_step(tx *t, buf *out) {
+    merge_plan *pl = t->plan;
+    if (pl->hop++ == 0) {
+        uint8_t *max = zcalloc(HLL_REGISTERS + 1);
+        size_t errlen = 0;
+        const char *err = union_parts(t, 0, max, &errlen);
+        if (err) {
+            buf_add(out, err, errlen);
+            zfree(max);
+            return 0;
+        }
+        const char *argv[3] = {"pfmerge", pl->dest, (const char *)max};
+        size_t argl[3] = {7, pl->dlen, HLL_REGISTERS + 1};
+        tx_part_add(t->parts[pl->dst], &pfstore_row, 3, argv, argl, t->dbid, t->resp)->no_stats = 1;
+        zfree(max);
+        return 1;
+    }
+    size_t len;
+    const char *r = tx_part_reply(t, pl->dst, 1, &len);
+    buf_add(out, r, len);
+    return 0;
+}
+
+static int pfmerge_hops(session *s, const command *cmd, int argc, const char **argv, const size_t *argl,
+                        int discard) {
+    if (aof_active()) return 0; /* AOF: the whole-shard path logs the PFMERGE itself */
+    tx *t = tx_create(s, cmd, discard);
+    merge_plan *pl = zmalloc(sizeof *pl + argl[1]);
+    pl->hop = 0;
+    pl->dlen = argl[1];
+    memcpy(pl->dest, argv[1], argl[1]);
+    t->plan = pl;
+    add_unions(t, s, argc, argv, argl, argv[1], argl[1]);
+    tx_part *pd = tx_part_of(t, shard_of_key(argv[1], argl[1]));
+    for (int i = 0; i < t->n; i++)
+        if (t->parts[i] == pd) pl->dst = i;
+    tx_run_steps(t, pfmerge_step);
+    return 1;
+}
+
+/* Raises the registers of the HLL at argv[1] (created when missing; dense
+ * first when use_dense) to max, and replies OK, as Redis's PFMERGE ends. */
+static void merge_into(cmd_ctx *c, const uint8_t *max, int use_dense) {
+    char tmp[24];
+    size_t len;
+    db *d;
+    entry **l = ctx_lookup(c, 1, 0, &d);
+    hll_buf b;
+    if (l) {
+        const uint8_t *p = (const uint8_t *)entry_str(*l, tmp, &len); /* checked by the caller */
+        hll_copy(&b, p, len);
+    } else {
+        hll_new(&b);
+    }
+    if (use_dense && hll_to_dense(&b) < 0) {
+        zfree(b.p);
+        reply_error(c, err_invalid);
+        return;
+    }
+    for (long i = 0; i < HLL_REGISTERS; i++)
+        if (max[i]) hll_set(&b, i, max[i], sparse_max());
+    hll_invalidate(b.p);
+    hll_store(c, d, l, 1, &b);
+    zfree(b.p);
+    reply_ok(c);
 }
 
 /* PFMERGE destkey [sourcekey ...] */
@@ -282,28 +380,20 @@ static void pfmerge_cmd(cmd_ctx *c) {
             goto out;
         }
     }
-    db *d;
-    entry **l = ctx_lookup(c, 1, 0, &d);
-    hll_buf b;
-    if (l) {
-        p = (const uint8_t *)entry_str(*l, tmp, &len); /* checked above */
-        hll_copy(&b, p, len);
-    } else {
-        hll_new(&b);
-    }
-    if (use_dense && hll_to_dense(&b) < 0) {
-        zfree(b.p);
-        reply_error(c, err_invalid);
-        goto out;
-    }
-    for (long i = 0; i < HLL_REGISTERS; i++)
-        if (max[i]) hll_set(&b, i, max[i], sparse_max());
-    hll_invalidate(b.p);
-    hll_store(c, d, l, 1, &b);
-    zfree(b.p);
-    reply_ok(c);
+    merge_into(c, max, use_dense);
 out:
     zfree(max);
+}
+
+/* The second hop of PFMERGE over shards: pfmerge dest <registers + dense
+ * flag>, on dest's shard. */
+static void pfstore_proc(cmd_ctx *c) {
+    if (c->argl[2] != HLL_REGISTERS + 1) {
+        reply_status(c, ST_SYNTAX);
+        return;
+    }
+    const uint8_t *max = (const uint8_t *)c->argv[2];
+    merge_into(c, max, max[HLL_REGISTERS]);
 }
 
 /* PFDEBUG <subcommand> key */
@@ -393,6 +483,7 @@ static const command rows[] = {
      .first = 1,
      .last = -1,
      .step = 1,
+     .hops = pfmerge_hops,
      .group = "hyperloglog",
      .since = "2.8.9",
      .acl = "write hyperloglog slow",
