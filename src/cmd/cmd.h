@@ -45,7 +45,7 @@ enum {
     CMD_NOMULTI = 1 << 16, /* refused inside MULTI */
     CMD_EXEC = 1 << 17,    /* EXEC: routed by its queued commands' keys (multi.h) */
     CMD_SKIP_SLOWLOG = 1 << 18, /* never in the slow log (EXEC: its commands are) */
-    CMD_MAY_REPLICATE = 1 << 19, /* not a write, but CLIENT PAUSE WRITE holds it (PUBLISH, PFCOUNT, EVAL) */
+    CMD_MAY_REPLICATE = 1 << 19, /* not a write, but CLIENT PAUSE WRITE holds it (PUBLISH, PFCOUNT, EVAL); COMMAND does not show it, as Redis 7.0 */
 };
 
 typedef struct cmd_ctx cmd_ctx;

@@ -94,6 +94,7 @@ enum {
     X("zset-max-listpack-value", zset_max_listpack_value, CT_MEM, "64", 0, INT64_MAX, 1)                               \
     X("list-max-listpack-size", list_max_listpack_size, CT_INT, "-2", INT32_MIN, INT32_MAX, 1)                         \
     X("list-compress-depth", list_compress_depth, CT_INT, "0", 0, INT32_MAX, 1)                                        \
+    X("hll-sparse-max-bytes", hll_sparse_max_bytes, CT_MEM, "3000", 0, INT64_MAX, 1)                                  \
     X("stream-node-max-bytes", stream_node_max_bytes, CT_MEM, "4096", 0, INT64_MAX, 1)                                 \
     X("stream-node-max-entries", stream_node_max_entries, CT_INT, "100", 0, INT64_MAX, 1)
 
