@@ -45,6 +45,7 @@ enum {
     CMD_NOMULTI = 1 << 16, /* refused inside MULTI */
     CMD_EXEC = 1 << 17,    /* EXEC: routed by its queued commands' keys (multi.h) */
     CMD_SKIP_SLOWLOG = 1 << 18, /* never in the slow log (EXEC: its commands are) */
+    CMD_HOME = 1 << 19,         /* runs on its connection's shard, holding its keys' shards (scripts) */
 };
 
 typedef struct cmd_ctx cmd_ctx;
@@ -107,6 +108,7 @@ struct cmd_ctx {
     int no_stats;   /* a part of a call counted elsewhere (a split command's part) */
     int64_t dur_ns; /* set by exec_command: how long the handler ran */
     int slow;       /* set by exec_command: slow, and run without its connection: the caller logs it */
+    int reroute;    /* set by the handler, which wrote nothing: run it again holding every shard */
 };
 
 /* The database holding key in this context. */

@@ -110,10 +110,16 @@ void exec_command(cmd_ctx *c) {
     if ((sh->block_ready || c->tx) && !c->in_exec) block_serve_ready(c);
 }
 
-static void run_local(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, buf *out) {
+static void run_local(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, buf *out,
+                      int discard) {
     cmd_ctx c = {.sh = s->sh, .sess = s, .cmd = cmd, .argc = argc, .argv = argv, .argl = argl,
                  .dbid = s->db, .resp = s->resp, .out = out};
     exec_command(&c);
+    if (c.reroute) { /* it needs every shard after all (a script's undeclared keys) */
+        int ids[MAX_SHARDS];
+        for (int i = 0; i < nshards; i++) ids[i] = i;
+        tx_begin(s, cmd, argc, argv, argl, ids, nshards, discard);
+    }
 }
 
 static void send_batch(session *s, int dst, const command *cmd, int argc, const char **argv, const size_t *argl,
@@ -146,7 +152,7 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
         int ids[MAX_SHARDS], n = 0;
         for (int i = 0; i < nshards; i++)
             if (mask & (1ull << i)) ids[n++] = i;
-        if (n == 1 && ids[0] != s->sh->id && !(cmd->flags & (CMD_BLOCKING | CMD_EXEC))) {
+        if (n == 1 && ids[0] != s->sh->id && !(cmd->flags & (CMD_BLOCKING | CMD_EXEC | CMD_HOME))) {
             send_batch(s, ids[0], cmd, argc, argv, argl, discard); /* blocking ones run at home (block.h) */
             return;
         }
@@ -156,7 +162,7 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
             return;
         }
         if (__builtin_expect(s->sh->sq_head != NULL, 0)) { /* transactions hold keys here */
-            if (cmd->flags & (CMD_EXEC | CMD_BLOCKING)) {
+            if (cmd->flags & (CMD_EXEC | CMD_BLOCKING | CMD_HOME)) {
                 /* EXEC's and a blocking command's keys are known only as they
                  * run: they take this whole shard in the queue's order */
                 int self = s->sh->id;
@@ -169,7 +175,7 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
             }
         }
     }
-    run_local(s, cmd, argc, argv, argl, out);
+    run_local(s, cmd, argc, argv, argl, out, discard);
 }
 
 static void add_shard_of(void *ud, const char *key, size_t klen) { *(uint64_t *)ud |= 1ull << shard_of_key(key, klen); }
