@@ -64,6 +64,26 @@ int slua_compile(struct lua_State *L, const char *body, size_t len, const char *
 void slua_set_keys_args(struct lua_State *L, const char **argv, const size_t *argl, int nkeys, int n);
 /* Pushes a Lua table of the strings argv[0..n). */
 void slua_push_array(struct lua_State *L, const char **argv, const size_t *argl, int n);
+/* Functions a library registered (names, descriptions, flags). */
+typedef struct slua_lib_info {
+    int n;
+    struct {
+        char *name, *desc;
+        int flags;
+    } *f;
+} slua_lib_info;
+void slua_lib_info_free(slua_lib_info *in);
+/* Runs a library's code (shebang line blanked by the caller) in its
+ * loading environment: on success leaves a table name -> {fn, flags} on
+ * the stack, fills info (when given) and returns 1; else the error reply
+ * text in err and 0. */
+int slua_load_library(struct lua_State *L, const char *code, size_t len, slua_lib_info *info, char *err,
+                      size_t errlen);
+/* A sandboxed state of its own (library checks off the shard threads). */
+struct lua_State *slua_open_temp(void);
+void slua_close_temp(struct lua_State *L);
+/* Bumps the epoch: every shard rebuilds its state on its next script. */
+void script_bump_epoch(void);
 /* Bytes the Lua states hold (INFO used_memory_lua). */
 size_t slua_memory(void);
 /* The shard where a script is running now (SCRIPT KILL), or -1. */

@@ -24,6 +24,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,6 +312,190 @@ static int l_acl_check_cmd(lua_State *L) {
     return 1;
 }
 
+static int build(lua_State *L);
+static int l_log(lua_State *L);
+
+/* ---- libraries: redis.register_function while a library loads ---- */
+
+typedef struct lib_load {
+    slua_lib_info *info; /* the table name -> {fn, flags} is the registry's "loading" */
+} lib_load;
+
+static __thread lib_load *loading;
+
+static int valid_name(const char *s, size_t n) {
+    if (!n) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_') return 0;
+    return 1;
+}
+
+static int l_register_function(lua_State *L) {
+    lib_load *ld = loading;
+    if (!ld) return raise_plain(L, "redis.register_function can only be called on FUNCTION LOAD command");
+    int argc = lua_gettop(L);
+    const char *name = NULL, *desc = NULL;
+    size_t nl = 0, dl = 0;
+    int flags = 0, fn = 0;
+    if (argc == 1) {
+        if (!lua_istable(L, 1))
+            return raise_plain(L, "calling redis.register_function with a single argument is only applicable to Lua "
+                                  "table (representing named arguments).");
+        lua_pushnil(L);
+        while (lua_next(L, 1)) {
+            const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+            if (!strcmp(k, "function_name")) {
+                if (lua_type(L, -1) != LUA_TSTRING) return raise_plain(L, "function_name argument given to redis.register_function must be a string");
+                name = lua_tolstring(L, -1, &nl);
+            } else if (!strcmp(k, "description")) {
+                if (lua_type(L, -1) != LUA_TSTRING) return raise_plain(L, "description argument given to redis.register_function must be a string");
+                desc = lua_tolstring(L, -1, &dl);
+            } else if (!strcmp(k, "callback")) {
+                if (!lua_isfunction(L, -1)) return raise_plain(L, "callback argument given to redis.register_function must be a function");
+                fn = 1;
+            } else if (!strcmp(k, "flags")) {
+                if (!lua_istable(L, -1)) return raise_plain(L, "flags argument to redis.register_function must be a table representing function flags");
+                for (int i = 1;; i++) {
+                    lua_rawgeti(L, -1, i);
+                    if (lua_isnil(L, -1)) {
+                        lua_pop(L, 1);
+                        break;
+                    }
+                    size_t fl;
+                    const char *f = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &fl) : NULL;
+                    if (!f || script_parse_flag(f, fl, &flags)) return raise_plain(L, "unknown flag given");
+                    lua_pop(L, 1);
+                }
+            } else {
+                return raise_plain(L, "unknown argument given to redis.register_function");
+            }
+            lua_pop(L, 1);
+        }
+        if (!name) return raise_plain(L, "redis.register_function must get a function name argument");
+        if (!fn) return raise_plain(L, "redis.register_function must get a callback argument");
+        lua_getfield(L, 1, "callback");
+    } else if (argc == 2) {
+        if (lua_type(L, 1) != LUA_TSTRING) return raise_plain(L, "first argument to redis.register_function must be a string");
+        if (!lua_isfunction(L, 2)) return raise_plain(L, "second argument to redis.register_function must be a function");
+        name = lua_tolstring(L, 1, &nl);
+        lua_pushvalue(L, 2);
+    } else {
+        return raise_plain(L, "wrong number of arguments to redis.register_function");
+    }
+    if (!valid_name(name, nl))
+        return raise_plain(L, "Library names can only contain letters, numbers, or underscores(_) and must be at least one "
+                              "character long");
+    lua_getfield(L, LUA_REGISTRYINDEX, "loading");
+    int tab = lua_gettop(L);
+    lua_insert(L, -2); /* under the callback */
+    tab = lua_gettop(L) - 1;
+    lua_getfield(L, tab, name);
+    int dup = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (dup) return raise_plain(L, "Function already exists in the library");
+    lua_createtable(L, 2, 0); /* {fn, flags} */
+    lua_insert(L, -2);
+    lua_rawseti(L, -2, 1);
+    lua_pushnumber(L, flags);
+    lua_rawseti(L, -2, 2);
+    lua_setfield(L, tab, name);
+    slua_lib_info *in = ld->info;
+    if (in) {
+        in->f = zrealloc(in->f, sizeof(in->f[0]) * (size_t)(in->n + 1));
+        in->f[in->n].name = zstrndup(name, nl);
+        in->f[in->n].desc = desc ? zstrndup(desc, dl) : NULL;
+        in->f[in->n].flags = flags;
+        in->n++;
+    }
+    return 0;
+}
+
+static __thread int64_t load_deadline; /* ms: a library's loading code is stopped after 500 ms */
+
+static void load_timeout_hook(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    if (clock_ns() / 1000000 > load_deadline) raise_plain(L, "FUNCTION LOAD timeout");
+}
+
+void slua_lib_info_free(slua_lib_info *in) {
+    for (int i = 0; i < in->n; i++) {
+        zfree(in->f[i].name);
+        zfree(in->f[i].desc);
+    }
+    zfree(in->f);
+    in->f = NULL;
+    in->n = 0;
+}
+
+int slua_load_library(lua_State *L, const char *code, size_t len, slua_lib_info *info, char *err, size_t errlen) {
+    char cerr[512];
+    if (!slua_compile(L, code, len, "@user_function", cerr, sizeof cerr)) {
+        snprintf(err, errlen, "ERR Error compiling function: %s", cerr);
+        return 0;
+    }
+    int fn = lua_gettop(L);
+    lua_newtable(L); /* name -> {fn, flags} */
+    int tab = lua_gettop(L);
+    lua_getfield(L, LUA_REGISTRYINDEX, "libenv");
+    lua_getfield(L, LUA_REGISTRYINDEX, "loadredis");
+    lua_call(L, 1, 1);
+    int env = lua_gettop(L);
+    lua_pushvalue(L, env);
+    lua_setfenv(L, fn);
+    lua_pushvalue(L, tab);
+    lua_setfield(L, LUA_REGISTRYINDEX, "loading");
+    lib_load ld = {.info = info};
+    lib_load *outer = loading;
+    loading = &ld;
+    load_deadline = clock_ns() / 1000000 + 500;
+    lua_sethook(L, load_timeout_hook, LUA_MASKCOUNT, 100000);
+    lua_pushvalue(L, fn);
+    int rc = lua_pcall(L, 0, 0, 0);
+    lua_sethook(L, NULL, 0, 0);
+    loading = outer;
+    lua_pushnil(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, "loading");
+    if (rc) {
+        const char *m = lua_tostring(L, -1);
+        snprintf(err, errlen, "ERR Error registering functions: ERR %s", m ? m : "unknown error");
+        lua_settop(L, fn - 1);
+        return 0;
+    }
+    lua_pushnil(L);
+    int any = lua_next(L, tab);
+    if (any) lua_pop(L, 2);
+    if (!any) {
+        snprintf(err, errlen, "ERR No functions registered");
+        lua_settop(L, fn - 1);
+        return 0;
+    }
+    lua_getfield(L, LUA_REGISTRYINDEX, "libfinish");
+    lua_pushvalue(L, env);
+    lua_call(L, 1, 0);
+    lua_settop(L, tab);
+    lua_remove(L, fn);
+    return 1;
+}
+
+lua_State *slua_open_temp(void) {
+    slua *s = calloc(1, sizeof *s);
+    lua_State *L = lua_newstate(lalloc, s);
+    if (!L || lua_cpcall(L, build, NULL)) {
+        if (L) lua_close(L);
+        free(s);
+        return NULL;
+    }
+    lua_settop(L, 0);
+    return L;
+}
+
+void slua_close_temp(lua_State *L) {
+    void *ud;
+    lua_getallocf(L, &ud);
+    lua_close(L);
+    free(ud);
+}
+
 /* ---- building a state ---- */
 
 static void set_fn(lua_State *L, const char *name, lua_CFunction f) {
@@ -380,9 +565,35 @@ static const char sandbox_lua[] =
     "real._G = G\n"
     "setmeta(real, {__index = function(_, k)"
     " error(\"Script attempted to access nonexistent global variable '\" .. tostring(k) .. \"'\", 2) end})\n"
-    "setmeta(G, {__index = real, __newindex = function() error('Attempt to modify a readonly table', 2) end,"
-    " __metatable = {}})\n"
-    "return G\n";
+    "local Gmeta = {__index = real, __newindex = function() error('Attempt to modify a readonly table', 2) end,"
+    " __metatable = {}}\n"
+    "setmeta(G, Gmeta)\n"
+    /* a library's code runs in an environment that has only the loading
+     * API; once loaded, its functions see the globals */
+    "local loadlibs = {}\n"
+    "for _, n in ipairs({'string', 'table', 'math', 'bit', 'cjson', 'struct', 'cmsgpack'}) do loadlibs[n] = real[n] end\n"
+    "local nonexistent = function(_, k, lvl)"
+    " error(\"Script attempted to access nonexistent global variable '\" .. tostring(k) .. \"'\", lvl or 2) end\n"
+    "local freal = {}\n" /* what functions see: the globals without KEYS and ARGV */
+    "for k, v in rawnext, real do freal[k] = v end\n"
+    "setmeta(freal, {__index = nonexistent})\n"
+    "local Fmeta = {__index = freal, __newindex = function() error('Attempt to modify a readonly table', 2) end,"
+    " __metatable = {}}\n"
+    "local function libenv(loadredis)\n"
+    "  local rp = {}\n"
+    "  backing[rp] = loadredis\n"
+    "  setmeta(rp, {__index = function(_, k) local v = loadredis[k]; if v == nil then nonexistent(_, k, 3) end; return v end,"
+    " __newindex = function() error('Attempt to modify a readonly table', 2) end, __metatable = {}})\n"
+    "  local lg = {redis = rp}\n"
+    "  for k, v in rawnext, loadlibs do lg[k] = v end\n"
+    "  local env = {}\n"
+    "  setmeta(env, {__index = function(_, k) local v = lg[k]; if v == nil then"
+    " error(\"Script attempted to access nonexistent global variable '\" .. tostring(k) .. \"'\", 2) end; return v end,"
+    " __newindex = function() error('Attempt to modify a readonly table', 2) end, __metatable = {}})\n"
+    "  return env\n"
+    "end\n"
+    "local function libfinish(env) dbg.setmetatable(env, Fmeta) end\n"
+    "return G, libenv, libfinish\n";
 
 static int build(lua_State *L) {
     open_lib(L, luaopen_base, "");
@@ -435,12 +646,26 @@ static int build(lua_State *L) {
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "scripts");
 
+    lua_newtable(L); /* the redis table a library's loading code sees */
+    set_fn(L, "register_function", l_register_function);
+    set_fn(L, "log", l_log);
+    set_num(L, "LOG_DEBUG", LOG_DEBUG);
+    set_num(L, "LOG_VERBOSE", LOG_VERBOSE);
+    set_num(L, "LOG_NOTICE", LOG_NOTICE);
+    set_num(L, "LOG_WARNING", LOG_WARNING);
+    lua_pushstring(L, "7.0.15");
+    lua_setfield(L, -2, "REDIS_VERSION");
+    set_num(L, "REDIS_VERSION_NUM", 0x07000f);
+    lua_setfield(L, LUA_REGISTRYINDEX, "loadredis");
+
     if (luaL_loadbuffer(L, sandbox_lua, sizeof sandbox_lua - 1, "=sandbox")) return lua_error(L);
     lua_pushvalue(L, LUA_GLOBALSINDEX);
     lua_getglobal(L, "debug");
     lua_pushnil(L);
     lua_setglobal(L, "debug");
-    lua_call(L, 2, 1);
+    lua_call(L, 2, 3);
+    lua_setfield(L, LUA_REGISTRYINDEX, "libfinish");
+    lua_setfield(L, LUA_REGISTRYINDEX, "libenv");
     lua_getglobal(L, "__redis__err__handler");
     lua_setfield(L, LUA_REGISTRYINDEX, "errh");
     lua_pushvalue(L, LUA_GLOBALSINDEX);
