@@ -88,8 +88,8 @@ static int parse_meta(const char *code, size_t len, char **name, size_t *skip, c
     const char *p = code + 2;
     int word = 0;
     while (p < end) {
-        while (p < end && (*p == ' ' || *p == '\t' || *p == '\r')) p++;
-        if (p >= end) break;
+        if (word) while (p < end && (*p == ' ' || *p == '\t' || *p == '\r')) p++;
+        if (p >= end && word) break;
         const char *w = p;
         while (p < end && *p != ' ' && *p != '\t' && *p != '\r') p++;
         size_t wl = (size_t)(p - w);
@@ -99,8 +99,17 @@ static int parse_meta(const char *code, size_t len, char **name, size_t *skip, c
                 goto fail;
             }
         } else if (wl >= 5 && !memcmp(w, "name=", 5)) {
-            zfree(*name);
-            *name = zstrndup(w + 5, wl - 5);
+            if (*name) {
+                snprintf(err, errlen, "ERR Invalid metadata value, name argument was given multiple times");
+                goto fail;
+            }
+            const char *v = w + 5;
+            size_t vl = wl - 5;
+            if (vl >= 2 && (v[0] == '"' || v[0] == '\'') && v[vl - 1] == v[0]) { /* a quoted name */
+                v++;
+                vl -= 2;
+            }
+            *name = zstrndup(v, vl);
         } else {
             snprintf(err, errlen, "ERR Invalid metadata value given: %.*s", (int)(wl > 100 ? 100 : wl), w);
             goto fail;
@@ -165,7 +174,7 @@ static int name_taken(const char *fn, flib **list, int n, int flush) {
         for (int k = 0; k < n; k++) replaced |= !strcmp(list[k]->name, l->name);
         if (replaced) continue;
         for (int i = 0; i < l->info.n; i++)
-            if (!strcmp(l->info.f[i].name, fn)) return 1;
+            if (!strcasecmp(l->info.f[i].name, fn)) return 1;
     }
     return 0;
 }
@@ -191,7 +200,7 @@ static int restore_libs(flib **list, int n, int policy, int restoring, char *err
             const char *fn = list[i]->info.f[f].name;
             int clash = name_taken(fn, list, n, policy == 2);
             for (int k = 0; k < i && !clash; k++)
-                for (int g = 0; g < list[k]->info.n && !clash; g++) clash = !strcmp(list[k]->info.f[g].name, fn);
+                for (int g = 0; g < list[k]->info.n && !clash; g++) clash = !strcasecmp(list[k]->info.f[g].name, fn);
             if (clash) {
                 snprintf(err, errlen, "ERR Function %s already exists", fn);
                 rc = -1;
@@ -244,7 +253,12 @@ static void push_functions(lua_State *L) {
             load_code(L, codes[i], lens[i], skip, NULL, err, sizeof err)) {
             lua_pushnil(L);
             while (lua_next(L, -2)) {
-                lua_pushvalue(L, -2);
+                size_t kl;
+                const char *k = lua_tolstring(L, -2, &kl);
+                char low[256];
+                size_t ll = kl < sizeof low ? kl : sizeof low;
+                for (size_t j = 0; j < ll; j++) low[j] = (char)tolower((unsigned char)k[j]);
+                lua_pushlstring(L, low, ll); /* function names are case-insensitive */
                 lua_insert(L, -2);
                 lua_settable(L, all);
             }
@@ -279,26 +293,13 @@ static void fn_set_roams(const char *name) {
 /* ---- FCALL ---- */
 
 static void fcall_generic(cmd_ctx *c, int ro) {
-    long long nk;
-    if (!str2ll(c->argv[2], c->argl[2], &nk)) {
-        reply_status(c, ST_NOTINT);
-        return;
-    }
-    if (nk < 0) {
-        reply_error(c, "ERR Number of keys can't be negative");
-        return;
-    }
-    if (nk > c->argc - 3) {
-        reply_error(c, "ERR Number of keys can't be greater than number of args");
-        return;
-    }
     char name[256];
     size_t nl = c->argl[1] < sizeof name - 1 ? c->argl[1] : sizeof name - 1;
-    memcpy(name, c->argv[1], nl);
+    for (size_t i = 0; i < nl; i++) name[i] = (char)tolower((unsigned char)c->argv[1][i]);
     name[nl] = 0;
     lua_State *L = slua_state(c->sh->id);
     push_functions(L);
-    lua_pushlstring(L, c->argv[1], c->argl[1]);
+    lua_pushlstring(L, name, nl);
     lua_rawget(L, -2);
     lua_remove(L, -2);
     if (!lua_istable(L, -1) || nl != c->argl[1]) {
@@ -306,6 +307,23 @@ static void fcall_generic(cmd_ctx *c, int ro) {
         reply_error(c, "ERR Function not found");
         return;
     }
+    long long nk;
+    if (!str2ll(c->argv[2], c->argl[2], &nk)) {
+        lua_pop(L, 1);
+        reply_error(c, "ERR Bad number of keys provided");
+        return;
+    }
+    if (nk < 0) {
+        lua_pop(L, 1);
+        reply_error(c, "ERR Number of keys can't be negative");
+        return;
+    }
+    if (nk > c->argc - 3) {
+        lua_pop(L, 1);
+        reply_error(c, "ERR Number of keys can't be greater than number of args");
+        return;
+    }
+    memcpy(name, c->argv[1], nl); /* error messages name it as called */
     lua_rawgeti(L, -1, 2);
     int flags = (int)lua_tonumber(L, -1);
     lua_pop(L, 1);
@@ -346,17 +364,13 @@ static int fcall_route(int argc, const char **argv, const size_t *argl, int n) {
 /* ---- FUNCTION ---- */
 
 static void function_load(cmd_ctx *c) {
-    int replace = 0, at = 2;
-    if (c->argc == 4) {
-        if (!arg_is(c, 2, "replace")) {
-            reply_errorf(c, "ERR Unknown option given: %.*s", (int)(c->argl[2] > 100 ? 100 : c->argl[2]), c->argv[2]);
+    int replace = 0, at = c->argc - 1;
+    for (int i = 2; i < at; i++) {
+        if (!arg_is(c, i, "replace")) {
+            reply_errorf(c, "ERR Unknown option given: %.*s", (int)(c->argl[i] > 100 ? 100 : c->argl[i]), c->argv[i]);
             return;
         }
         replace = 1;
-        at = 3;
-    } else if (c->argc != 3) {
-        reply_arity(c);
-        return;
     }
     char err[1024], *lname;
     size_t skip;
@@ -405,7 +419,11 @@ static void function_delete(cmd_ctx *c) {
 }
 
 static void function_flush(cmd_ctx *c) {
-    if (c->argc > 3 || (c->argc == 3 && !arg_is(c, 2, "sync") && !arg_is(c, 2, "async"))) {
+    if (c->argc > 3) {
+        reply_error(c, "ERR unknown subcommand or wrong number of arguments for 'flush'. Try FUNCTION HELP.");
+        return;
+    }
+    if (c->argc == 3 && !arg_is(c, 2, "sync") && !arg_is(c, 2, "async")) {
         reply_error(c, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
         return;
     }
@@ -506,7 +524,7 @@ static void function_restore(cmd_ctx *c) {
             return;
         }
     } else if (c->argc > 4) {
-        reply_status(c, ST_SYNTAX);
+        reply_error(c, "ERR unknown subcommand or wrong number of arguments for 'restore'. Try FUNCTION HELP.");
         return;
     }
     const uint8_t *p = (const uint8_t *)c->argv[2];

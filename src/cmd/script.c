@@ -125,6 +125,15 @@ static void cache_set_roams(const char *sha) {
 size_t script_cache_count(void) { return __atomic_load_n(&cache_n, __ATOMIC_RELAXED); }
 size_t script_cache_bytes(void) { return __atomic_load_n(&cache_bytes, __ATOMIC_RELAXED); }
 
+void script_info_memory(buf *o) {
+    size_t lua = slua_memory(), scripts = script_cache_bytes();
+    buf_printf(o,
+               "used_memory_lua:%zu\r\nused_memory_vm_eval:%zu\r\nused_memory_scripts_eval:%zu\r\n"
+               "number_of_cached_scripts:%zu\r\nnumber_of_functions:%d\r\nnumber_of_libraries:%d\r\n"
+               "used_memory_vm_total:%zu\r\nused_memory_scripts:%zu\r\n",
+               lua, lua, scripts, script_cache_count(), function_count(), function_lib_count(), lua, scripts);
+}
+
 /* ---- shebang ---- */
 
 int script_parse_flag(const char *s, size_t n, int *flags) {

@@ -47,6 +47,7 @@ typedef struct script_run {
     int may_rerun;      /* it could still start again holding every shard */
     struct undo_rec *undo; /* the keys it wrote, as they were (script_undo.c) */
     int nundo, capundo;
+    size_t reply_at; /* where the script's reply starts in c->out */
 } script_run;
 
 /* The executing shard's Lua state (created, or recreated after SCRIPT
@@ -104,11 +105,18 @@ void sundo_free(script_run *r);
 size_t sconv_push_reply(struct lua_State *L, const char *p, size_t n);
 /* Writes the Lua value at idx as a RESP reply to out (caller protocol
  * proto, script protocol sresp). 0 on success, -1 when too deep (out is
- * left as it was). */
+ * left as it was). Reading a table's fields runs its metamethods: call it
+ * in protected mode. */
 int sconv_reply(struct lua_State *L, int idx, buf *out, int proto, int sresp);
 /* A Lua number as redis.call passes it ("%.17g", as Redis 7.0). dst >= 32
  * bytes; returns the length. */
 int sconv_number(char *dst, double d);
+
+/* INFO memory's scripting fields (used_memory_lua, number_of_cached_scripts,
+ * number_of_functions, ...). */
+void script_info_memory(buf *o);
+int function_count(void);
+int function_lib_count(void);
 
 /* Script flags from a shebang's first line (EVAL) or register_function's
  * flags table: parses "flags=a,b" words. 0 ok, else -1 with err set. */

@@ -175,7 +175,7 @@ size_t sconv_push_reply(lua_State *L, const char *p, size_t n) { return push_rep
 /* The string field `name` of the table at idx, or NULL. */
 static const char *str_field(lua_State *L, int idx, const char *name, size_t *len) {
     lua_pushstring(L, name);
-    lua_rawget(L, idx);
+    lua_gettable(L, idx); /* metamethods run, as in Redis (the caller runs this protected) */
     if (lua_type(L, -1) != LUA_TSTRING) {
         lua_pop(L, 1);
         return NULL;
@@ -188,7 +188,7 @@ static const char *str_field(lua_State *L, int idx, const char *name, size_t *le
 /* Pushes field `name` of the table at idx when it has type t (returns 1). */
 static int typed_field(lua_State *L, int idx, const char *name, int t) {
     lua_pushstring(L, name);
-    lua_rawget(L, idx);
+    lua_gettable(L, idx);
     if (lua_type(L, -1) == t) return 1;
     lua_pop(L, 1);
     return 0;

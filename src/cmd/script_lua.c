@@ -180,6 +180,13 @@ static int do_call(lua_State *L, int raise) {
     const command *cmd = NULL;
     if (!err) cmd = find_cmd(argc, argv, argl, &err);
     if (cmd && (cmd->flags & CMD_NOSCRIPT)) err = "ERR This Redis command is not allowed from script";
+    if (cmd && !err && (cmd->flags & CMD_BLOCKING) && !strncmp(cmd->name, "xread", 5))
+        for (int i = 1; i < argc && !err; i++) {
+            if (str_eq_ci(argv[i], argl[i], "streams")) break;
+            if (str_eq_ci(argv[i], argl[i], "block"))
+                err = !strcmp(cmd->name, "xread") ? "ERR xread command is not allowed with BLOCK option from scripts"
+                                                   : "ERR xreadgroup command is not allowed with BLOCK option from scripts";
+        }
     if (cmd && !err && (cmd->flags & CMD_WRITE) && r->ro)
         err = "ERR Write commands are not allowed from read-only scripts.";
     if (cmd && !err && nshards > 1) {
@@ -258,7 +265,20 @@ static int reply_table(lua_State *L, const char *field) {
     lua_setfield(L, -2, field);
     return 1;
 }
-static int l_error_reply(lua_State *L) { return reply_table(L, "err"); }
+static int l_error_reply(lua_State *L) {
+    if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TSTRING) return raise_plain(L, "wrong number or type of arguments");
+    size_t n;
+    const char *s = lua_tolstring(L, 1, &n);
+    if (n && s[0] == '-') { /* Redis keeps the text after the dash */
+        s++;
+        n--;
+    }
+    lua_newtable(L);
+    if (n) lua_pushlstring(L, s, n);
+    else lua_pushstring(L, "ERR ");
+    lua_setfield(L, -2, "err");
+    return 1;
+}
 static int l_status_reply(lua_State *L) { return reply_table(L, "ok"); }
 
 static int l_log(lua_State *L) {
@@ -524,11 +544,16 @@ static const char sandbox_lua[] =
     " rawset, rawget, next, setmetatable, getmetatable, type, error, tostring, loadstring, table.concat\n"
     "local backing = {}\n"
     "local function ro() error('Attempt to modify a readonly table', 0) end\n"
+    "local function stand_in()\n" /* what getmetatable answers for a protected table: read-only too */
+    "  local s = {}\n"
+    "  setmeta(s, {__newindex = function() error('Attempt to modify a readonly table', 2) end, __metatable = false})\n"
+    "  return s\n"
+    "end\n"
     "local function protect(t)\n"
     "  local p = {}\n"
     "  backing[p] = t\n"
     "  setmeta(p, {__index = t, __newindex = function() error('Attempt to modify a readonly table', 2) end,"
-    " __metatable = {}})\n"
+    " __metatable = stand_in()})\n"
     "  return p\n"
     "end\n"
     "local function is_protected(t) return backing[t] ~= nil end\n"
@@ -566,30 +591,28 @@ static const char sandbox_lua[] =
     "setmeta(real, {__index = function(_, k)"
     " error(\"Script attempted to access nonexistent global variable '\" .. tostring(k) .. \"'\", 2) end})\n"
     "local Gmeta = {__index = real, __newindex = function() error('Attempt to modify a readonly table', 2) end,"
-    " __metatable = {}}\n"
+    " __metatable = stand_in()}\n"
     "setmeta(G, Gmeta)\n"
     /* a library's code runs in an environment that has only the loading
      * API; once loaded, its functions see the globals */
-    "local loadlibs = {}\n"
-    "for _, n in ipairs({'string', 'table', 'math', 'bit', 'cjson', 'struct', 'cmsgpack'}) do loadlibs[n] = real[n] end\n"
+
     "local nonexistent = function(_, k, lvl)"
     " error(\"Script attempted to access nonexistent global variable '\" .. tostring(k) .. \"'\", lvl or 2) end\n"
     "local freal = {}\n" /* what functions see: the globals without KEYS and ARGV */
     "for k, v in rawnext, real do freal[k] = v end\n"
     "setmeta(freal, {__index = nonexistent})\n"
     "local Fmeta = {__index = freal, __newindex = function() error('Attempt to modify a readonly table', 2) end,"
-    " __metatable = {}}\n"
+    " __metatable = stand_in()}\n"
     "local function libenv(loadredis)\n"
     "  local rp = {}\n"
     "  backing[rp] = loadredis\n"
     "  setmeta(rp, {__index = function(_, k) local v = loadredis[k]; if v == nil then nonexistent(_, k, 3) end; return v end,"
-    " __newindex = function() error('Attempt to modify a readonly table', 2) end, __metatable = {}})\n"
+    " __newindex = function() error('Attempt to modify a readonly table', 2) end, __metatable = stand_in()})\n"
     "  local lg = {redis = rp}\n"
-    "  for k, v in rawnext, loadlibs do lg[k] = v end\n"
     "  local env = {}\n"
     "  setmeta(env, {__index = function(_, k) local v = lg[k]; if v == nil then"
     " error(\"Script attempted to access nonexistent global variable '\" .. tostring(k) .. \"'\", 2) end; return v end,"
-    " __newindex = function() error('Attempt to modify a readonly table', 2) end, __metatable = {}})\n"
+    " __newindex = function() error('Attempt to modify a readonly table', 2) end, __metatable = stand_in()})\n"
     "  return env\n"
     "end\n"
     "local function libfinish(env) dbg.setmetatable(env, Fmeta) end\n"
@@ -753,6 +776,25 @@ static void reply_script_error(lua_State *L, script_run *r) {
     buf_free(&b);
 }
 
+/* The script's result (argument 1) to its reply, in protected mode (a
+ * table's metamethods run and may fail). */
+static int conv_protected(lua_State *L) {
+    script_run *r = lua_touserdata(L, lua_upvalueindex(1));
+    if (sconv_reply(L, 1, r->c->out, r->c->resp, r->resp)) {
+        resp_error(r->c->out, "ERR reached lua stack limit");
+        cmdstats_error(r->c->sh, "ERR");
+    } else if (r->c->out->len > r->reply_at && r->c->out->p[r->reply_at] == '-') {
+        const char *e = r->c->out->p + r->reply_at + 1; /* an error table returned: counted as Redis counts it */
+        size_t n = r->c->out->len - r->reply_at - 1;
+        char tmp[128];
+        size_t k = 0;
+        while (k < n && k < sizeof tmp - 1 && e[k] != ' ' && e[k] != '\r') tmp[k] = e[k], k++;
+        tmp[k] = 0;
+        cmdstats_error(r->c->sh, tmp);
+    }
+    return 0;
+}
+
 void slua_run(lua_State *L, script_run *r, int nargs) {
     int base = lua_gettop(L) - nargs - 1; /* the function's slot */
     lua_getfield(L, LUA_REGISTRYINDEX, "errh");
@@ -791,9 +833,17 @@ void slua_run(lua_State *L, script_run *r, int nargs) {
         r->c->no_stats = 1;
     } else if (rc) {
         reply_script_error(L, r);
-    } else if (sconv_reply(L, -1, r->c->out, r->c->resp, r->resp)) {
-        resp_error(r->c->out, "ERR reached lua stack limit");
-        cmdstats_error(r->c->sh, "ERR");
+    } else {
+        r->reply_at = r->c->out->len;
+        cur = r;
+        lua_pushlightuserdata(L, r);
+        lua_pushcclosure(L, conv_protected, 1);
+        lua_insert(L, -2);
+        if (lua_pcall(L, 1, 0, 0)) {
+            r->c->out->len = r->reply_at;
+            reply_script_error(L, r);
+        }
+        cur = outer;
     }
     lua_settop(L, base);
     buf_free(&r->reply);
