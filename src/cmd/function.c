@@ -614,8 +614,8 @@ static void function_help(cmd_ctx *c) {
         "    * ASYNC: Asynchronously flush the libraries.",
         "    * SYNC: Synchronously flush the libraries.",
         "DUMP",
-        "    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE "
-        "command",
+        ("    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE "
+         "command"),
         "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
         "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
         "    control how to handle existing libraries (default APPEND):",

@@ -87,8 +87,10 @@ void slua_close_temp(struct lua_State *L);
 void script_bump_epoch(void);
 /* Bytes the Lua states hold (INFO used_memory_lua). */
 size_t slua_memory(void);
-/* The shard where a script is running now (SCRIPT KILL), or -1. */
-extern int slua_busy_shard;
+/* Limits for tests and fuzzing: bytes per Lua state (default 1 GB), and
+ * Lua instructions per script run (0: no limit). */
+extern size_t slua_mem_limit;
+extern long slua_step_budget;
 
 /* Undo (script_undo.c): a run that may still have to start again over
  * every shard keeps a copy of each key before its first write to it. */

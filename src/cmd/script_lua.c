@@ -36,7 +36,10 @@ int slua_open_struct(lua_State *L);
 int slua_open_cmsgpack(lua_State *L);
 uint64_t script_cache_epoch(void);
 
-enum { LUA_MEM_LIMIT = 1 << 30 }; /* per state: a size bomb errors instead of taking the host */
+/* Per state: a size bomb errors instead of taking the host. */
+size_t slua_mem_limit = (size_t)1 << 30;
+/* Fuzzing: when set, a run stops after about this many Lua instructions. */
+long slua_step_budget;
 
 typedef struct slua {
     lua_State *L;
@@ -47,7 +50,6 @@ typedef struct slua {
 static slua states[MAX_SHARDS];
 static __thread script_run *cur;
 static __thread uint64_t rand_state;
-int slua_busy_shard = -1;
 
 size_t slua_memory(void) {
     size_t n = 0;
@@ -62,7 +64,7 @@ static void *lalloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         __atomic_store_n(&s->mem, s->mem - osize, __ATOMIC_RELAXED);
         return NULL;
     }
-    if (nsize > osize && s->mem + (nsize - osize) > LUA_MEM_LIMIT) return NULL;
+    if (nsize > osize && s->mem + (nsize - osize) > slua_mem_limit) return NULL;
     void *p = realloc(ptr, nsize);
     if (p) __atomic_store_n(&s->mem, s->mem - osize + nsize, __ATOMIC_RELAXED);
     return p;
@@ -117,6 +119,14 @@ static int raise_err(lua_State *L, const char *msg) {
 static int raise_plain(lua_State *L, const char *msg) {
     lua_pushstring(L, msg);
     return lua_error(L);
+}
+
+static __thread long steps_left;
+
+static void budget_hook(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    steps_left -= 1000;
+    if (steps_left < 0) raise_plain(L, "script exceeded the step budget");
 }
 
 static void abort_hook(lua_State *L, lua_Debug *ar) {
@@ -819,6 +829,10 @@ void slua_run(lua_State *L, script_run *r, int nargs) {
     for (int i = 0; i < n; i++) r->held |= 1ull << held[i];
     r->may_rerun = nshards > 1 && n < nshards && !r->c->in_exec && r->c->sess && r->c->sess->conn;
     aof_tx_begin(r->c->sh); /* the commands it runs: one MULTI/EXEC block in the AOF */
+    if (slua_step_budget) {
+        steps_left = slua_step_budget;
+        lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1000);
+    }
     int rc = lua_pcall(L, nargs, 1, errh);
     if (r->abort) { /* it runs again from the start: nothing it did stays */
         sundo_restore(r);
