@@ -91,6 +91,8 @@ size_t slua_memory(void);
  * Lua instructions per script run (0: no limit). */
 extern size_t slua_mem_limit;
 extern long slua_step_budget;
+/* DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call noscript commands. */
+extern int script_deny_disabled;
 
 /* Undo (script_undo.c): a run that may still have to start again over
  * every shard keeps a copy of each key before its first write to it. */

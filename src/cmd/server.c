@@ -7,6 +7,7 @@
  * string that a concurrent SET frees. DEBUG SLEEP holds every shard too, so
  * it stalls the whole server as it does in Redis. */
 #include "cmd/cmd.h"
+#include "cmd/script.h"
 #include "cmd/persist.h"
 #include "cmd/info.h"
 #include "lib/clock.h"
@@ -222,7 +223,63 @@ static int debug_allowed(cmd_ctx *c) {
     return 0;
 }
 
-/* DEBUG SLEEP seconds | DEBUG RELOAD [NOSAVE] [NOFLUSH] | DEBUG HELP */
+/* DEBUG PROTOCOL <type>: one reply of each RESP type, as Redis writes them. */
+static void debug_protocol(cmd_ctx *c) {
+    const char *t = c->argv[2];
+    size_t n = c->argl[2];
+    if (str_eq_ci(t, n, "string")) {
+        reply_cstr(c, "Hello World");
+    } else if (str_eq_ci(t, n, "integer")) {
+        reply_int(c, 12345);
+    } else if (str_eq_ci(t, n, "double")) {
+        reply_double(c, 3.141);
+    } else if (str_eq_ci(t, n, "bignum")) {
+        if (c->resp >= 3) buf_adds(c->out, "(1234567999999999999999999999999999999\r\n");
+        else reply_cstr(c, "1234567999999999999999999999999999999");
+    } else if (str_eq_ci(t, n, "null")) {
+        reply_null(c);
+    } else if (str_eq_ci(t, n, "array") || str_eq_ci(t, n, "set")) {
+        if (str_eq_ci(t, n, "set")) reply_set(c, 3);
+        else reply_array(c, 3);
+        for (int j = 0; j < 3; j++) reply_int(c, j);
+    } else if (str_eq_ci(t, n, "map")) {
+        reply_map(c, 3);
+        for (int j = 0; j < 3; j++) {
+            reply_int(c, j);
+            reply_bool(c, j == 1);
+        }
+    } else if (str_eq_ci(t, n, "attrib")) {
+        if (c->resp >= 3) {
+            buf_adds(c->out, "|1\r\n");
+            reply_cstr(c, "key-popularity");
+            reply_array(c, 2);
+            reply_cstr(c, "key:123");
+            reply_int(c, 90);
+        }
+        reply_cstr(c, "Some real reply following the attribute");
+    } else if (str_eq_ci(t, n, "push")) {
+        if (c->resp < 3) {
+            reply_error(c, "ERR RESP2 is not supported by this command");
+            return;
+        }
+        buf_adds(c->out, ">2\r\n");
+        reply_cstr(c, "server-cpu-usage");
+        reply_int(c, 42);
+        reply_cstr(c, "Some real reply following the push reply");
+    } else if (str_eq_ci(t, n, "verbatim")) {
+        reply_verbatim(c, "This is a verbatim\nstring", 25);
+    } else if (str_eq_ci(t, n, "true")) {
+        reply_bool(c, 1);
+    } else if (str_eq_ci(t, n, "false")) {
+        reply_bool(c, 0);
+    } else {
+        reply_error(c, "ERR Wrong protocol type name. Please use one of the following: "
+                       "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
+    }
+}
+
+/* DEBUG SLEEP seconds | DEBUG RELOAD [NOSAVE] [NOFLUSH] | DEBUG PROTOCOL type |
+ * DEBUG SET-DISABLE-DENY-SCRIPTS 0|1 | DEBUG HELP */
 static void debug_cmd(cmd_ctx *c) {
     if (!debug_allowed(c)) return;
     if (arg_is(c, 1, "sleep") && c->argc == 3) {
@@ -242,6 +299,15 @@ static void debug_cmd(cmd_ctx *c) {
         persist_debug_reload(c);
         return;
     }
+    if (arg_is(c, 1, "protocol") && c->argc == 3) {
+        debug_protocol(c);
+        return;
+    }
+    if (arg_is(c, 1, "set-disable-deny-scripts") && c->argc == 3) {
+        __atomic_store_n(&script_deny_disabled, c->argl[2] == 1 && c->argv[2][0] == '1', __ATOMIC_RELAXED);
+        reply_ok(c);
+        return;
+    }
     if (arg_is(c, 1, "help") && c->argc == 2) {
         static const char *const lines[] = {
             "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -249,6 +315,12 @@ static void debug_cmd(cmd_ctx *c) {
             "    Save the RDB on disk and reload it back to memory.",
             "SLEEP <seconds>",
             "    Stop the server for <seconds>. Decimals allowed.",
+            "PROTOCOL <type>",
+            "    Reply with a test value of the specified type. <type> can be: string,",
+            "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+            "    true, false.",
+            "SET-DISABLE-DENY-SCRIPTS <0|1>",
+            "    Disable the no-script flag of commands called from scripts (for tests).",
             "HELP",
             "    Print this help.",
         };
