@@ -3,6 +3,7 @@
 #include "cmd/aof_log.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
+#include "cmd/script.h"
 #include "cmd/split.h"
 #include "lib/clock.h"
 #include "lib/mem.h"
@@ -144,6 +145,10 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
     if (nl >= sizeof s->lastcmd) nl = sizeof s->lastcmd - 1;
     memcpy(s->lastcmd, cmd->name, nl);
     s->lastcmd[nl] = 0;
+    if (__builtin_expect(__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) != 0, 0) && (cmd->flags & CMD_ALLOWBUSY)) {
+        run_local(s, cmd, argc, argv, argl, out, discard); /* SCRIPT KILL, SHUTDOWN NOSAVE...: a busy shard takes no locks */
+        return;
+    }
     if (s->conn && nshards > 1) {
         if ((cmd->flags & CMD_EXEC) && multi_squash(s, discard)) return;
         int one = cmd->split ? split_route(s, cmd, argc, argv, argl, discard) : SPLIT_ROUTE_NONE;
@@ -191,6 +196,25 @@ uint64_t dispatch_route_mask(session *s, const command *cmd, int argc, const cha
     return mask;
 }
 
+/* A shard the command needs is busy with a long script: the BUSY error. */
+static int busy_refused(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, char *err,
+                        size_t errlen) {
+    uint64_t busy = __atomic_load_n(&shards_busy, __ATOMIC_RELAXED);
+    if (!strcmp(cmd->name, "shutdown")) { /* only SHUTDOWN NOSAVE stops a busy server */
+        for (int i = 1; i < argc; i++)
+            if (str_eq_ci(argv[i], argl[i], "nosave")) return 0;
+        script_busy_error(err, errlen);
+        return 1;
+    }
+    /* a connection of the busy shard gets BUSY for everything (its shard
+     * neither runs its commands nor sends them elsewhere meanwhile) */
+    uint64_t mask = script_busy_runs_on(s->sh->id) ? busy : dispatch_route_mask(s, cmd, argc, argv, argl);
+    if (!mask) mask = 1ull << s->sh->id;
+    if (!(mask & busy)) return 0;
+    script_busy_error(err, errlen);
+    return 1;
+}
+
 int dispatch_command(session *s, int argc, const char **argv, const size_t *argl) {
     char err[512];
     const command *named;
@@ -217,6 +241,13 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
                ((cmd->flags & CMD_WRITE) || !strcmp(cmd->name, "ping"))) {
         resp_error(out, MISCONF_ERR);
         cmdstats_error(s->sh, MISCONF_ERR);
+        cmdstats_reject(s->sh, cmd);
+        multi_doom(s);
+    } else if (__builtin_expect(__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) != 0, 0) &&
+               (!(cmd->flags & CMD_ALLOWBUSY) || !strcmp(cmd->name, "shutdown")) &&
+               busy_refused(s, cmd, argc, argv, argl, err, sizeof err)) {
+        resp_error(out, err);
+        cmdstats_error(s->sh, err);
         cmdstats_reject(s->sh, cmd);
         multi_doom(s);
     } else if (!s->multi || !multi_intercept(s, cmd, argc, argv, argl, out)) {

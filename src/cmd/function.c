@@ -566,9 +566,15 @@ static void function_restore(cmd_ctx *c) {
 }
 
 static void function_stats(cmd_ctx *c) {
+    if (script_busy_kind() == 0) { /* an EVAL script is busy: as Redis, not for FUNCTION commands */
+        char err[160];
+        script_busy_error(err, sizeof err);
+        reply_error(c, err);
+        return;
+    }
     reply_map(c, 2);
     reply_cstr(c, "running_script");
-    reply_null(c);
+    script_running_reply(c);
     reply_cstr(c, "engines");
     reply_map(c, 1);
     reply_cstr(c, "LUA");
@@ -581,7 +587,7 @@ static void function_stats(cmd_ctx *c) {
     pthread_mutex_unlock(&lib_lock);
 }
 
-static void function_kill(cmd_ctx *c) { reply_error(c, "NOTBUSY No scripts in execution right now."); }
+static void function_kill(cmd_ctx *c) { script_kill_reply(c, 1); }
 
 static void function_help(cmd_ctx *c) {
     static const char *const lines[] = {

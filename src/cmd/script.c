@@ -367,7 +367,7 @@ static void script_flush(cmd_ctx *c) {
     reply_ok(c);
 }
 
-static void script_kill(cmd_ctx *c) { reply_error(c, "NOTBUSY No scripts in execution right now."); }
+static void script_kill(cmd_ctx *c) { script_kill_reply(c, 0); }
 
 static void script_help(cmd_ctx *c) {
     static const char *const lines[] = {

@@ -48,6 +48,9 @@ typedef struct script_run {
     struct undo_rec *undo; /* the keys it wrote, as they were (script_undo.c) */
     int nundo, capundo;
     size_t reply_at; /* where the script's reply starts in c->out */
+    int64_t start_ms;
+    int busy;        /* past busy-reply-threshold: the shard is published busy */
+    int is_function;
 } script_run;
 
 /* The executing shard's Lua state (created, or recreated after SCRIPT
@@ -115,6 +118,25 @@ int sconv_reply(struct lua_State *L, int idx, buf *out, int proto, int sresp);
 /* A Lua number as redis.call passes it ("%.17g", as Redis 7.0). dst >= 32
  * bytes; returns the length. */
 int sconv_number(char *dst, double d);
+
+/* Busy scripts (script_busy.c): a script running past busy-reply-threshold
+ * makes its shard busy; SCRIPT KILL / FUNCTION KILL stop it from any shard. */
+/* The BUSY error text for the script running now. */
+void script_busy_error(char *err, size_t errlen);
+/* SCRIPT KILL (function 0) or FUNCTION KILL (1): replies. */
+void script_kill_reply(cmd_ctx *c, int function);
+/* Whether shard's thread is the one running a busy script. */
+int script_busy_runs_on(int shard);
+/* What runs busy: -1 nothing, 0 a script (EVAL), 1 a function. */
+int script_busy_kind(void);
+/* FUNCTION STATS's running_script value (null when none runs). */
+void script_running_reply(cmd_ctx *c);
+/* From the script's instruction hook: publishes the shard as busy once the
+ * threshold passed, serves its other connections, and tells (1) whether
+ * the script must stop (killed, or the server is stopping). */
+int script_busy_check(script_run *r);
+/* At the end of a run: the shard is not busy any more. */
+void script_busy_end(script_run *r);
 
 /* INFO memory's scripting fields (used_memory_lua, number_of_cached_scripts,
  * number_of_functions, ...). */

@@ -124,10 +124,27 @@ static int raise_plain(lua_State *L, const char *msg) {
 
 static __thread long steps_left;
 
-static void budget_hook(lua_State *L, lua_Debug *ar) {
+static void kill_hook(lua_State *L, lua_Debug *ar) {
     (void)ar;
-    steps_left -= 1000;
-    if (steps_left < 0) raise_plain(L, "script exceeded the step budget");
+    raise_err(L, cur && cur->is_function ? "ERR Script killed by user with FUNCTION KILL..."
+                                         : "ERR Script killed by user with SCRIPT KILL...");
+}
+
+/* Every HOOK_EVERY instructions of a script: the fuzzing budget, and the
+ * busy-script work (script_busy.c). A killed script gets an error at every
+ * line from then on, so a pcall inside it cannot swallow the kill. */
+enum { HOOK_EVERY = 100000, HOOK_EVERY_BUDGET = 1000 };
+
+static void run_hook(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    if (slua_step_budget) {
+        steps_left -= HOOK_EVERY_BUDGET;
+        if (steps_left < 0) raise_plain(L, "script exceeded the step budget");
+    }
+    if (cur && script_busy_check(cur)) {
+        lua_sethook(L, kill_hook, LUA_MASKLINE | LUA_MASKCOUNT, 1);
+        kill_hook(L, ar);
+    }
 }
 
 static void abort_hook(lua_State *L, lua_Debug *ar) {
@@ -831,11 +848,12 @@ void slua_run(lua_State *L, script_run *r, int nargs) {
     for (int i = 0; i < n; i++) r->held |= 1ull << held[i];
     r->may_rerun = nshards > 1 && n < nshards && !r->c->in_exec && r->c->sess && r->c->sess->conn;
     aof_tx_begin(r->c->sh); /* the commands it runs: one MULTI/EXEC block in the AOF */
-    if (slua_step_budget) {
-        steps_left = slua_step_budget;
-        lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1000);
-    }
+    steps_left = slua_step_budget;
+    r->start_ms = clock_ns() / 1000000;
+    r->is_function = !strcmp(r->source, "@user_function");
+    lua_sethook(L, run_hook, LUA_MASKCOUNT, slua_step_budget ? HOOK_EVERY_BUDGET : HOOK_EVERY);
     int rc = lua_pcall(L, nargs, 1, errh);
+    script_busy_end(r);
     if (r->abort) { /* it runs again from the start: nothing it did stays */
         sundo_restore(r);
         aof_tx_discard(r->c->sh);

@@ -277,6 +277,26 @@ void tx_batch_arrived(shard *sh, msg *m) {
     hold_batch(sh, m);
 }
 
+void tx_refuse_held(shard *sh, const char *err) {
+    tx_part *p = sh->sq_head;
+    while (p) {
+        tx_part *next = p->sq_next;
+        if (!p->t && !p->granted) {
+            msg *m = p->held;
+            for (; m->done_items < m->nitems; m->done_items++) {
+                batch_item *it = &m->items[m->done_items];
+                it->reply = m->replies.len;
+                resp_error(&m->replies, err);
+                it->reply_len = m->replies.len - it->reply;
+            }
+            dequeue(sh, p);
+            part_free(sh, p);
+            shard_batch_reply(sh, m);
+        }
+        p = next;
+    }
+}
+
 void tx_hold_local(shard *sh, session *s, const command *cmd, int argc, const char **argv, const size_t *argl,
                    int discard) {
     msg *m = msg_new(SM_BATCH, sh->id);

@@ -431,3 +431,82 @@ def test_token_bucket_no_double_grant(server, r):
     assert sum(granted) == 25
     assert r.llen(log) == 25
     assert int(r.get(bucket)) == 0
+
+
+# ---- busy scripts ----
+
+def wait_busy(client, key, rounds=400):
+    """Polls a command on the script's key until it answers BUSY (bounded)."""
+    for _ in range(rounds):
+        try:
+            client.get(key)
+        except redis.ResponseError as e:
+            if str(e).startswith("BUSY"):
+                return str(e)
+            raise
+        time.sleep(0.01)
+    raise AssertionError("the script never became busy")
+
+
+def test_busy_script_killed(server, r):
+    r.config_set("lua-time-limit", 50)
+    assert r.config_get("busy-reply-threshold") == {"busy-reply-threshold": "50"}
+    raw = Raw(server)
+    try:
+        raw.s.sendall(enc("EVAL", "local i = 0 while true do i = i + 1 end", 1, "busy:k"))
+        c = server.new_client()
+        msg = wait_busy(c, "busy:k")
+        assert msg == "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+        with pytest.raises(redis.ResponseError, match="BUSY"):
+            c.execute_command("FUNCTION", "KILL")
+        assert c.execute_command("SCRIPT", "KILL") == b"OK"
+        reply = raw._reply()
+        assert reply.startswith(b"-ERR Script killed by user with SCRIPT KILL...")
+        assert c.set("busy:k", "v") is True
+        with pytest.raises(redis.ResponseError, match="NOTBUSY"):
+            c.execute_command("SCRIPT", "KILL")
+    finally:
+        raw.close()
+        r.config_set("lua-time-limit", 5000)
+
+
+def test_busy_function_killed(server, r):
+    r.config_set("busy-reply-threshold", 50)
+    r.function_load("#!lua name=busylib\nredis.register_function('spin', function() local i = 0 while true do i = i + 1 end end)",
+                    replace=True)
+    raw = Raw(server)
+    try:
+        raw.s.sendall(enc("FCALL", "spin", 1, "busy:f"))
+        c = server.new_client()
+        msg = wait_busy(c, "busy:f")
+        assert msg == "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+        with pytest.raises(redis.ResponseError, match="BUSY"):
+            c.execute_command("SCRIPT", "KILL")
+        assert c.execute_command("FUNCTION", "KILL") == b"OK"
+        assert b"killed by user" in raw._reply()
+    finally:
+        raw.close()
+        r.config_set("busy-reply-threshold", 5000)
+        r.function_flush()
+
+
+def test_unkillable_script_and_shutdown_nosave(spawn):
+    srv = spawn("--busy-reply-threshold", "50")
+    c = srv.new_client()
+    raw = Raw(srv)
+    raw.s.sendall(enc("EVAL", "redis.call('set', KEYS[1], 'w') while true do end", 1, "busy:u"))
+    wait_busy(c, "busy:u")
+    with pytest.raises(redis.ResponseError, match="UNKILLABLE"):
+        c.execute_command("SCRIPT", "KILL")
+    with pytest.raises(redis.ResponseError, match="BUSY"):
+        c.execute_command("SHUTDOWN")
+    try:
+        c.execute_command("SHUTDOWN", "NOSAVE")
+    except redis.ConnectionError:
+        pass
+    for _ in range(500):
+        if not srv.alive():
+            break
+        time.sleep(0.02)
+    assert not srv.alive()
+    raw.close()
