@@ -209,7 +209,7 @@ static int busy_refused(session *s, const command *cmd, int argc, const char **a
     /* a connection of the busy shard gets BUSY for everything (its shard
      * neither runs its commands nor sends them elsewhere meanwhile) */
     uint64_t mask = script_busy_runs_on(s->sh->id) ? busy : dispatch_route_mask(s, cmd, argc, argv, argl);
-    if (!mask) mask = 1ull << s->sh->id;
+    if (!mask) mask = busy; /* keyless (PING, SELECT...): BUSY as in Redis; only keys of other shards go on */
     if (!(mask & busy)) return 0;
     script_busy_error(err, errlen);
     return 1;
