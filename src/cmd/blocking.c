@@ -134,28 +134,28 @@ static void bzmpop_cmd(cmd_ctx *c) {
 #define BLOCKING_FLAGS (CMD_WRITE | CMD_BLOCKING)
 
 static const command rows[] = {
-    {.name = "blpop", .proc = blpop_cmd, .arity = -3, .flags = BLOCKING_FLAGS, .first = 1, .last = -2, .step = 1,
+    {.name = "blpop", .proc = blpop_cmd, .arity = -3, .flags = BLOCKING_FLAGS | CMD_NOSCRIPT, .first = 1, .last = -2, .step = 1,
      .group = "list", .since = "2.0.0", .acl = "write list slow blocking",
      .summary = "Remove and get the first element in a list, or block until one is available"},
-    {.name = "brpop", .proc = brpop_cmd, .arity = -3, .flags = BLOCKING_FLAGS, .first = 1, .last = -2, .step = 1,
+    {.name = "brpop", .proc = brpop_cmd, .arity = -3, .flags = BLOCKING_FLAGS | CMD_NOSCRIPT, .first = 1, .last = -2, .step = 1,
      .group = "list", .since = "2.0.0", .acl = "write list slow blocking",
      .summary = "Remove and get the last element in a list, or block until one is available"},
-    {.name = "blmove", .proc = blmove_cmd, .arity = 6, .flags = BLOCKING_FLAGS | CMD_DENYOOM, .first = 1,
+    {.name = "blmove", .proc = blmove_cmd, .arity = 6, .flags = BLOCKING_FLAGS | CMD_DENYOOM | CMD_NOSCRIPT, .first = 1,
      .last = 2, .step = 1, .group = "list", .since = "6.2.0", .acl = "write list slow blocking",
      .summary = "Pop an element from a list, push it to another list and return it; or block until one is "
                 "available"},
-    {.name = "brpoplpush", .proc = brpoplpush_cmd, .arity = 4, .flags = BLOCKING_FLAGS | CMD_DENYOOM, .first = 1,
+    {.name = "brpoplpush", .proc = brpoplpush_cmd, .arity = 4, .flags = BLOCKING_FLAGS | CMD_DENYOOM | CMD_NOSCRIPT, .first = 1,
      .last = 2, .step = 1, .group = "list", .since = "2.2.0", .acl = "write list slow blocking",
      .summary = "Pop an element from a list, push it to another list and return it; or block until one is "
                 "available"},
     {.name = "blmpop", .proc = blmpop_cmd, .arity = -5, .flags = BLOCKING_FLAGS | CMD_MOVABLEKEYS,
      .keys = mpop_keys, .group = "list", .since = "7.0.0", .acl = "write list slow blocking",
      .summary = "Pop elements from a list, or block until one is available"},
-    {.name = "bzpopmin", .proc = bzpopmin_cmd, .arity = -3, .flags = BLOCKING_FLAGS | CMD_FAST, .first = 1,
+    {.name = "bzpopmin", .proc = bzpopmin_cmd, .arity = -3, .flags = BLOCKING_FLAGS | CMD_FAST | CMD_NOSCRIPT, .first = 1,
      .last = -2, .step = 1, .group = "sorted_set", .since = "5.0.0", .acl = "write sortedset fast blocking",
      .summary = "Remove and return the member with the lowest score from one or more sorted sets, or block "
                 "until one is available"},
-    {.name = "bzpopmax", .proc = bzpopmax_cmd, .arity = -3, .flags = BLOCKING_FLAGS | CMD_FAST, .first = 1,
+    {.name = "bzpopmax", .proc = bzpopmax_cmd, .arity = -3, .flags = BLOCKING_FLAGS | CMD_FAST | CMD_NOSCRIPT, .first = 1,
      .last = -2, .step = 1, .group = "sorted_set", .since = "5.0.0", .acl = "write sortedset fast blocking",
      .summary = "Remove and return the member with the highest score from one or more sorted sets, or block "
                 "until one is available"},

@@ -46,6 +46,7 @@ enum {
     CMD_EXEC = 1 << 17,    /* EXEC: routed by its queued commands' keys (multi.h) */
     CMD_SKIP_SLOWLOG = 1 << 18, /* never in the slow log (EXEC: its commands are) */
     CMD_MAY_REPLICATE = 1 << 19, /* not a write, but CLIENT PAUSE WRITE holds it (PUBLISH, PFCOUNT, EVAL); COMMAND does not show it, as Redis 7.0 */
+    CMD_HOME = 1 << 20,         /* runs on its connection's shard, holding its keys' shards (scripts) */
 };
 
 typedef struct cmd_ctx cmd_ctx;
@@ -110,6 +111,7 @@ struct cmd_ctx {
     int slow;       /* set by exec_command: slow, and run without its connection: the caller logs it */
     int unchanged;  /* set by a write handler whose call changed nothing (SETBIT of the same bit): no dirty count */
     struct db *scratch; /* every key's database (cmd/gather.c runs commands over copies) */
+    int reroute;    /* set by the handler, which wrote nothing: run it again holding every shard */
 };
 
 /* The database holding key in this context (the scratch one when set). */

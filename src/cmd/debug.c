@@ -12,6 +12,7 @@
 #include "cmd/cmd.h"
 #include "cmd/hash.h"
 #include "cmd/persist.h"
+#include "cmd/script.h"
 #include "cmd/set.h"
 #include "cmd/zset.h"
 #include "core/lobj.h"
@@ -467,6 +468,8 @@ static void debug_help(cmd_ctx *c) {
         "    In case RESET is provided the peak reset time will be restored to the default value",
         "REPLYBUFFER RESIZING <0|1>",
         "    Enable or disable the reply buffer resize cron job",
+        "SET-DISABLE-DENY-SCRIPTS <0|1>",
+        "    Setting it to 1 allows Lua scripts to call commands that are normally denied to them.",
         "SET-ACTIVE-EXPIRE <0|1>",
         "    Setting it to 0 disables expiring keys in background when they are not",
         "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -510,6 +513,11 @@ static void debug_pause_cron(cmd_ctx *c) {
     __atomic_store_n(&shard_cron_paused, flag_arg(c, 2), __ATOMIC_RELAXED);
     reply_ok(c);
 }
+/* DEBUG SET-DISABLE-DENY-SCRIPTS 0|1: scripts may call noscript commands */
+static void debug_set_disable_deny_scripts(cmd_ctx *c) {
+    __atomic_store_n(&script_deny_disabled, flag_arg(c, 2), __ATOMIC_RELAXED);
+    reply_ok(c);
+}
 /* No replication: there is no ID to change, and nothing to refuse. */
 static void debug_change_repl_id(cmd_ctx *c) { reply_ok(c); }
 
@@ -529,6 +537,7 @@ static const debug_sub subs[] = {
     {"htstats", 3, 4, debug_htstats},
     {"replybuffer", 4, 4, debug_replybuffer},
     {"change-repl-id", 2, 2, debug_change_repl_id},
+    {"set-disable-deny-scripts", 3, 3, debug_set_disable_deny_scripts},
 };
 
 /* DEBUG <subcommand> ... */

@@ -3,6 +3,7 @@
 #include "cmd/aof_log.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
+#include "cmd/script.h"
 #include "cmd/split.h"
 #include "lib/clock.h"
 #include "lib/mem.h"
@@ -111,10 +112,16 @@ void exec_command(cmd_ctx *c) {
     if ((sh->block_ready || c->tx) && !c->in_exec && !c->scratch) block_serve_ready(c);
 }
 
-static void run_local(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, buf *out) {
+static void run_local(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, buf *out,
+                      int discard) {
     cmd_ctx c = {.sh = s->sh, .sess = s, .cmd = cmd, .argc = argc, .argv = argv, .argl = argl,
                  .dbid = s->db, .resp = s->resp, .out = out};
     exec_command(&c);
+    if (c.reroute) { /* it needs every shard after all (a script's undeclared keys) */
+        int ids[MAX_SHARDS];
+        for (int i = 0; i < nshards; i++) ids[i] = i;
+        tx_begin(s, cmd, argc, argv, argl, ids, nshards, discard);
+    }
 }
 
 static void send_batch(session *s, int dst, const command *cmd, int argc, const char **argv, const size_t *argl,
@@ -139,6 +146,10 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
     if (nl >= sizeof s->lastcmd) nl = sizeof s->lastcmd - 1;
     memcpy(s->lastcmd, cmd->name, nl);
     s->lastcmd[nl] = 0;
+    if (__builtin_expect(__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) != 0, 0) && (cmd->flags & CMD_ALLOWBUSY)) {
+        run_local(s, cmd, argc, argv, argl, out, discard); /* SCRIPT KILL, SHUTDOWN NOSAVE...: a busy shard takes no locks */
+        return;
+    }
     if (s->conn && nshards > 1) {
         if ((cmd->flags & CMD_EXEC) && multi_squash(s, discard)) return;
         int one = cmd->split ? split_route(s, cmd, argc, argv, argl, discard) : SPLIT_ROUTE_NONE;
@@ -147,7 +158,7 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
         int ids[MAX_SHARDS], n = 0;
         for (int i = 0; i < nshards; i++)
             if (mask & (1ull << i)) ids[n++] = i;
-        if (n == 1 && ids[0] != s->sh->id && !(cmd->flags & (CMD_BLOCKING | CMD_EXEC))) {
+        if (n == 1 && ids[0] != s->sh->id && !(cmd->flags & (CMD_BLOCKING | CMD_EXEC | CMD_HOME))) {
             send_batch(s, ids[0], cmd, argc, argv, argl, discard); /* blocking ones run at home (block.h) */
             return;
         }
@@ -157,7 +168,7 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
             return;
         }
         if (__builtin_expect(s->sh->sq_head != NULL, 0)) { /* transactions hold keys here */
-            if (cmd->flags & (CMD_EXEC | CMD_BLOCKING)) {
+            if (cmd->flags & (CMD_EXEC | CMD_BLOCKING | CMD_HOME)) {
                 /* EXEC's and a blocking command's keys are known only as they
                  * run: they take this whole shard in the queue's order */
                 int self = s->sh->id;
@@ -170,7 +181,7 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
             }
         }
     }
-    run_local(s, cmd, argc, argv, argl, out);
+    run_local(s, cmd, argc, argv, argl, out, discard);
 }
 
 static void add_shard_of(void *ud, const char *key, size_t klen) { *(uint64_t *)ud |= 1ull << shard_of_key(key, klen); }
@@ -196,6 +207,25 @@ static int postponed(session *s, const command *cmd) {
     uint32_t f = cmd->flags;
     if (f & CMD_EXEC) f |= multi_flags(s);
     return (f & (CMD_WRITE | CMD_MAY_REPLICATE)) != 0;
+}
+
+/* A shard the command needs is busy with a long script: the BUSY error. */
+static int busy_refused(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, char *err,
+                        size_t errlen) {
+    uint64_t busy = __atomic_load_n(&shards_busy, __ATOMIC_RELAXED);
+    if (!strcmp(cmd->name, "shutdown")) { /* only SHUTDOWN NOSAVE stops a busy server */
+        for (int i = 1; i < argc; i++)
+            if (str_eq_ci(argv[i], argl[i], "nosave")) return 0;
+        script_busy_error(err, errlen);
+        return 1;
+    }
+    /* a connection of the busy shard gets BUSY for everything (its shard
+     * neither runs its commands nor sends them elsewhere meanwhile) */
+    uint64_t mask = script_busy_runs_on(s->sh->id) ? busy : dispatch_route_mask(s, cmd, argc, argv, argl);
+    if (!mask) mask = busy; /* keyless (PING, SELECT...): BUSY as in Redis; only keys of other shards go on */
+    if (!(mask & busy)) return 0;
+    script_busy_error(err, errlen);
+    return 1;
 }
 
 int dispatch_command(session *s, int argc, const char **argv, const size_t *argl) {
@@ -228,6 +258,13 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
                ((cmd->flags & CMD_WRITE) || !strcmp(cmd->name, "ping"))) {
         resp_error(out, MISCONF_ERR);
         cmdstats_error(s->sh, MISCONF_ERR);
+        cmdstats_reject(s->sh, cmd);
+        multi_doom(s);
+    } else if (__builtin_expect(__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) != 0, 0) &&
+               (!(cmd->flags & CMD_ALLOWBUSY) || !strcmp(cmd->name, "shutdown")) &&
+               busy_refused(s, cmd, argc, argv, argl, err, sizeof err)) {
+        resp_error(out, err);
+        cmdstats_error(s->sh, err);
         cmdstats_reject(s->sh, cmd);
         multi_doom(s);
     } else if (!s->multi || !multi_intercept(s, cmd, argc, argv, argl, out)) {

@@ -26,7 +26,9 @@
     X(lolwut) \
     X(debug) \
     X(hll) \
-    X(geo)
+    X(geo) \
+    X(script) \
+    X(function)
 #define DECL(f) void f##_register(void);
 CMD_FAMILIES(DECL)
 #undef DECL

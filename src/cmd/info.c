@@ -8,6 +8,7 @@
 #include "shard/lazyfree.h"
 #include "cmd/info.h"
 #include "cmd/cmd.h"
+#include "cmd/script.h"
 #include "cmd/persist.h"
 #include "lib/clock.h"
 #include "lib/mem.h"
@@ -106,6 +107,7 @@ static void sec_memory(buf *o, const info_src *src) {
                (long long)used, (long long)pages * psz, hs, (long long)maxmem, hm, cfg.maxmemory_policy_s,
                used > 0 ? (double)rss / (double)used : 0.0, (long long)rss - (long long)used, lazyfree_pending(),
                hugepage_mode(), mem_huge_bytes());
+    script_info_memory(o);
     for (int i = 0; i < src->n; i++)
         buf_printf(o, "shard%d_used_memory:%lld\r\n", src->ids[i], (long long)mem_used_slot(src->ids[i] + 1));
 }

@@ -215,7 +215,7 @@ static void note_shard(void *ud, const char *key, size_t klen) {
  * shards, session state, every shard, its own routing). */
 static int queued_shard(session *s, const queued *q) {
     const command *cmd = q->cmd;
-    if (cmd->flags & (CMD_SESSION | CMD_EXEC | CMD_ALLSHARDS)) return -1;
+    if (cmd->flags & (CMD_SESSION | CMD_EXEC | CMD_ALLSHARDS | CMD_HOME)) return -1;
     if (cmd->route && cmd->route(q->argc, q->argv, q->argl, nshards) != ROUTE_KEYS) return -1;
     one_shard o = {-1};
     cmd_each_key(cmd, q->argc, q->argv, q->argl, note_shard, &o);

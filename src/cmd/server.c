@@ -7,6 +7,7 @@
  * string that a concurrent SET frees. DEBUG SLEEP holds every shard too, so
  * it stalls the whole server as it does in Redis. */
 #include "cmd/cmd.h"
+#include "cmd/script.h"
 #include "cmd/persist.h"
 #include "cmd/info.h"
 #include "lib/clock.h"

@@ -95,3 +95,9 @@ void sha1_hex(const uint8_t d[20], char hex[41]) {
     }
     hex[40] = 0;
 }
+
+void sha1_text(const void *p, size_t n, char hex[41]) {
+    uint8_t d[20];
+    sha1(p, n, d);
+    sha1_hex(d, hex);
+}

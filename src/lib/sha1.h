@@ -24,4 +24,7 @@ void sha1_final(sha1_ctx *x, uint8_t out[20]);
 void sha1(const void *p, size_t n, uint8_t out[20]);
 /* 40 lowercase hex digits and a NUL into hex. */
 void sha1_hex(const uint8_t d[20], char hex[41]);
+/* The digest of p[0..n) as 40 lowercase hex digits and a NUL (script
+ * names: EVALSHA, redis.sha1hex). */
+void sha1_text(const void *p, size_t n, char hex[41]);
 #endif

@@ -205,7 +205,7 @@ void shard_add_pending(shard *sh, conn *c) {
 }
 
 void shard_run_pending(shard *sh) {
-    while (sh->pending_head && !sh->locked_by) {
+    while (sh->pending_head && (!sh->locked_by || (__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) >> sh->id & 1))) {
         conn *c = sh->pending_head;
         sh->pending_head = c->pend_next;
         if (!sh->pending_head) sh->pending_tail = NULL;
@@ -226,8 +226,8 @@ void conn_process(conn *c) {
     }
     while (!c->closed && !c->waiting && !c->tx_stalled && !c->held && !c->blocked && !c->postponed &&
            !(c->s.flags & SESS_CLOSE_AFTER_REPLY)) {
-        if (sh->locked_by) {
-            shard_add_pending(sh, c);
+        if (sh->locked_by && !(__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) & (1ull << sh->id))) {
+            shard_add_pending(sh, c); /* (a busy shard answers, mostly BUSY) */
             break;
         }
         if (c->rerun) { /* a blocked command handed back by the serving shard */
@@ -344,6 +344,11 @@ static void write_out(conn *c) {
 /* The write waits for conn_write_all at the end of the turn, after the
  * AOF write of the replies produced meanwhile. */
 void conn_on_writable(conn *c) { schedule_write(c); }
+
+void conn_write_now(conn *c) {
+    conn_slots_flush(c);
+    if (!c->closed && c->out.len > c->out_pos) write_out(c);
+}
 
 void conn_write_all(shard *sh) {
     if (aof_holding(sh)) return; /* AOF: under appendfsync always, no reply before its log is on disk */

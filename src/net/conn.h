@@ -119,6 +119,8 @@ void conn_on_writable(conn *c);
 /* Runs commands buffered in qbuf (after a lock is released or a
  * transaction of this connection ended). */
 void conn_process(conn *c);
+/* Writes c's pending output now (a shard busy with a long command). */
+void conn_write_now(conn *c);
 /* Writes pending output of every connection in the shard's write list. */
 void conn_write_all(struct shard *sh);
 /* Closes now (the memory goes when nothing is in flight). */

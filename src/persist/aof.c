@@ -43,6 +43,7 @@ typedef struct aof_slot {
     int first_db, last_db; /* databases of the first and the last command in b */
     uint32_t ncmds;
     int in_tx; /* between aof_tx_begin and aof_tx_end */
+    int tx_last_db; /* last_db at aof_tx_begin (aof_tx_discard) */
     size_t tx_at;
     uint32_t tx_cmds;
     uint64_t need; /* stream offset that must be synced before replies (always) */
@@ -102,14 +103,23 @@ void aof_feed_expired(db *d, const char *key, size_t klen) {
 
 void aof_tx_begin(shard *sh) {
     aof_slot *s = &slots[sh->id];
-    s->in_tx = 1;
+    if (s->in_tx++) return; /* nested (a script inside a whole-shard transaction): one block */
     s->tx_at = s->b.len;
     s->tx_cmds = s->ncmds;
+    s->tx_last_db = s->last_db;
+}
+
+void aof_tx_discard(shard *sh) {
+    aof_slot *s = &slots[sh->id];
+    if (!s->in_tx) return;
+    s->b.len = s->tx_at;
+    s->ncmds = s->tx_cmds;
+    s->last_db = s->tx_last_db;
 }
 
 void aof_tx_end(shard *sh) {
     aof_slot *s = &slots[sh->id];
-    s->in_tx = 0;
+    if (--s->in_tx > 0) return;
     if (s->ncmds - s->tx_cmds < 2) return;
     static const char multi[] = "*1\r\n$5\r\nMULTI\r\n", exec[] = "*1\r\n$4\r\nEXEC\r\n";
     buf_insert(&s->b, s->tx_at, multi, sizeof multi - 1);

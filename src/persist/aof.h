@@ -47,6 +47,9 @@ void aof_feed_expired(struct db *d, const char *key, size_t klen);
  * than one command, they become one MULTI ... EXEC block. */
 void aof_tx_begin(struct shard *sh);
 void aof_tx_end(struct shard *sh);
+/* Inside aof_tx_begin/end: forgets what was logged since the outermost
+ * begin (a script that runs again from the start, holding more shards). */
+void aof_tx_discard(struct shard *sh);
 
 /* ---- the shard loop's hooks ---- */
 

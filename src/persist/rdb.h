@@ -95,6 +95,12 @@ int rdb_undump(const char *p, size_t n, const char *key, size_t klen, int64_t tt
  * SELECTDB + keys (SELECTDB may repeat, in any order), then the trailer
  * that rdb_file_commit adds. */
 void rdb_put_header(buf *o, int64_t now_ms);
+/* Functions (cmd/ sets these): the writer appends the libraries' records
+ * (opcode 0xf5 and the code, as Redis 7.0) after the header's aux fields;
+ * the loader hands each library's code to the reader (-1: refuse the file,
+ * the reason in err). */
+extern void (*rdb_functions_writer)(buf *o);
+extern int (*rdb_function_reader)(const char *code, size_t len, char *err, size_t errlen);
 void rdb_put_selectdb(buf *o, int dbid);
 /* SELECTDB dbid, then RESIZEDB keys expires (a sizing hint for loaders). */
 void rdb_put_resizedb(buf *o, int dbid, size_t keys, size_t expires);

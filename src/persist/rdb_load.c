@@ -268,9 +268,16 @@ static int parse(loader *l) {
         case OP_MODULE_AUX:
             snprintf(l->err, sizeof l->err, "The RDB file contains AUX module data I can't load: no modules");
             return RDB_EUNSUP;
-        case OP_FUNCTION2:
+        case OP_FUNCTION2: {
+            rdb_str s;
+            if ((st = rdb_get_str(&l->in, &s))) return fail(l, st, "function library");
+            int bad = l->only <= 0 && rdb_function_reader && rdb_function_reader(s.s, s.len, l->err, sizeof l->err);
+            rdb_str_free(&s);
+            if (bad) return RDB_EFORMAT;
+            continue;
+        }
         case OP_FUNCTION:
-            snprintf(l->err, sizeof l->err, "The RDB file contains functions, which shoal does not support");
+            snprintf(l->err, sizeof l->err, "Pre-GA function format not supported");
             return RDB_EUNSUP;
         default:
             if ((st = add_key(l, op, expire, idle))) return st;

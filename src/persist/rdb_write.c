@@ -283,6 +283,9 @@ static void put_aux_int(buf *o, const char *k, int64_t v) {
     put_ll_str(o, v);
 }
 
+void (*rdb_functions_writer)(buf *o);
+int (*rdb_function_reader)(const char *code, size_t len, char *err, size_t errlen);
+
 void rdb_put_header(buf *o, int64_t now_ms) {
     char hdr[16];
     snprintf(hdr, sizeof hdr, "REDIS%04d", RDB_VERSION);
@@ -292,6 +295,7 @@ void rdb_put_header(buf *o, int64_t now_ms) {
     put_aux_int(o, "ctime", now_ms / 1000);
     put_aux_int(o, "used-mem", (int64_t)mem_used());
     put_aux_int(o, "aof-base", 0);
+    if (rdb_functions_writer) rdb_functions_writer(o);
 }
 
 void rdb_put_selectdb(buf *o, int dbid) {

@@ -56,7 +56,7 @@ static const struct {
 } aliases[] = {
     {"hash-max-ziplist-entries", "hash-max-listpack-entries"}, {"hash-max-ziplist-value", "hash-max-listpack-value"},
     {"zset-max-ziplist-entries", "zset-max-listpack-entries"}, {"zset-max-ziplist-value", "zset-max-listpack-value"},
-    {"list-max-ziplist-size", "list-max-listpack-size"},
+    {"list-max-ziplist-size", "list-max-listpack-size"}, {"lua-time-limit", "busy-reply-threshold"},
 };
 #define NALIASES ((int)(sizeof aliases / sizeof aliases[0]))
 

@@ -87,6 +87,7 @@ enum {
     X("latency-monitor-threshold", latency_monitor_threshold, CT_INT, "0", 0, INT64_MAX, 1)                            \
     X("latency-tracking", latency_tracking, CT_BOOL, "yes", 0, 0, 1)                                                   \
     X("latency-tracking-info-percentiles", latency_tracking_info_percentiles, CT_STR, "50 99 99.9", 0, 0, 1)           \
+    X("busy-reply-threshold", busy_reply_threshold, CT_INT, "5000", 0, INT64_MAX, 1)                                   \
     X("hash-max-listpack-entries", hash_max_listpack_entries, CT_INT, "512", 0, INT64_MAX, 1)                          \
     X("hash-max-listpack-value", hash_max_listpack_value, CT_MEM, "64", 0, INT64_MAX, 1)                               \
     X("set-max-intset-entries", set_max_intset_entries, CT_INT, "512", 0, INT64_MAX, 1)                                \

@@ -319,6 +319,13 @@ static void handle(shard *s, msg *m) {
 
 int shard_drain_inbox(shard *s) {
     int n = 0;
+    while (s->busy_deferred) { /* what a busy poll left, in the order it arrived */
+        msg *m = s->busy_deferred;
+        s->busy_deferred = m->next;
+        if (!s->busy_deferred) s->busy_deferred_tail = NULL;
+        handle(s, m);
+        n++;
+    }
     for (int from = 0; from < nshards; from++) {
         ring *r = s->inbox[from];
         if (!r) continue;
@@ -608,7 +615,7 @@ static void *shard_main(void *arg) {
     while (!stopping) {
         int timeout = 0;
         int walking = s->snap && !s->locked_by; /* a background save wants turns */
-        if (!s->out_dirty && !s->write_head && !s->sched_dirty && !(s->pending_head && !s->locked_by) &&
+        if (!s->out_dirty && !s->write_head && !s->sched_dirty && !(s->pending_head && !s->locked_by) && !s->busy_deferred &&
             !(walking && !snap_backlogged(s))) {
             int64_t now = mstime();
             int64_t left = s->next_cron - now;
@@ -644,12 +651,15 @@ static void *shard_main(void *arg) {
         }
         if (s->kill_reqs && __atomic_exchange_n(&s->kill_reqs, 0, __ATOMIC_ACQ_REL)) close_killed(s);
         if (nshards > 1) shard_drain_inbox(s);
+        if (__builtin_expect(__atomic_load_n(&shards_busy, __ATOMIC_ACQUIRE) >> s->id & 1, 0) && s->sq_waiting)
+            tx_refuse_held(s, shards_busy_err); /* held behind a busy script: BUSY, as Redis answers */
         if (s->sched_dirty) tx_settle(s);
         if (s->block_head) block_check_timeouts(s, s->now_ms);
         if (s->unblock_reqs) block_serve_unblocks(s);
         if (s->npaused && (pause_epoch() != s->pause_seen || pause_type(s->now_ms) == PAUSE_OFF))
             conn_resume_postponed(s);
-        if (!s->locked_by) shard_run_pending(s);
+        if (!s->locked_by || (__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) >> s->id & 1))
+            shard_run_pending(s); /* (a busy shard answers its clients, mostly BUSY) */
         if (s->now_ms >= s->next_cron) {
             shard_cron(s);
             s->next_cron = s->now_ms + period;
@@ -701,6 +711,71 @@ int shard_start_all(void) {
         if (rc != 0) return -1;
     }
     return 0;
+}
+
+uint64_t shards_busy;
+char shards_busy_err[160];
+
+int shard_busy_poll(shard *s, conn *skip) {
+    struct epoll_event evs[64];
+    int n = epoll_wait(s->epfd, evs, 64, 0);
+    s->now_ms = mstime();
+    conn *served[64];
+    int ns = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t tag = evs[i].data.u64;
+        if ((tag & 7) == TAG_LISTENER) {
+            accept_on(s, (int)(tag >> 3));
+        } else if (tag == TAG_WAKE) {
+            uint64_t v;
+            ssize_t r = read(s->wakefd, &v, 8);
+            (void)r;
+        } else {
+            conn *c = (conn *)evs[i].data.ptr;
+            if (c == skip || c->closed) continue;
+            if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) conn_on_readable(c);
+            if (!c->closed) served[ns++] = c;
+        }
+    }
+    if (s->sq_waiting) tx_refuse_held(s, shards_busy_err);
+    for (int i = 0; i < ns; i++) conn_write_now(served[i]);
+
+    /* replies of commands this shard's clients sent elsewhere before it
+     * became busy go out; everything else waits for the loop, in order */
+    for (int from = 0; from < nshards; from++) {
+        ring *r = s->inbox[from];
+        msg *m;
+        while (r && (m = ring_pop(r))) {
+            if (m->type == SM_BATCH_DONE) {
+                conn *cs[64];
+                uint32_t nc = 0;
+                for (uint32_t i = 0; i < m->nitems && nc < 64; i++) cs[nc++] = m->items[i].conn;
+                batch_done(s, m);
+                for (uint32_t i = 0; i < nc; i++)
+                    if (!cs[i]->closed) conn_write_now(cs[i]);
+                continue;
+            }
+            if (m->type == SM_BATCH) { /* sent before the sender saw this shard busy */
+                for (; m->done_items < m->nitems; m->done_items++) {
+                    batch_item *it = &m->items[m->done_items];
+                    it->reply = m->replies.len;
+                    resp_error(&m->replies, shards_busy_err);
+                    it->reply_len = m->replies.len - it->reply;
+                }
+                shard_batch_reply(s, m);
+                continue;
+            }
+            m->next = NULL;
+            if (s->busy_deferred_tail) s->busy_deferred_tail->next = m;
+            else s->busy_deferred = m;
+            s->busy_deferred_tail = m;
+        }
+    }
+    /* commands this shard's clients sent elsewhere just before, and the
+     * BUSY answers above, leave now (with the AOF on they wait: the log goes
+     * first, and the long command's own block is not finished) */
+    if (s->out_dirty && !aof_active()) shard_flush(s);
+    return stopping;
 }
 
 void shard_stop_all(void) {

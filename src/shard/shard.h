@@ -77,6 +77,7 @@ typedef struct shard {
     int64_t ops_sample_time;
     int ops_idx;
     int64_t next_cron;
+    struct msg *busy_deferred, *busy_deferred_tail; /* inbox messages a busy poll put aside (shard_busy_poll) */
 
     /* blocked clients (shard/block.c) */
     struct smap *block_waits;          /* key -> wait queue, for keys this shard owns */
@@ -143,6 +144,19 @@ void shard_slowlog_item(shard *s, struct msg *m, struct batch_item *it, struct s
 int shard_drain_inbox(shard *s);
 /* Periodic work: active expiry, rehash, client timeouts, stats. */
 void shard_cron(shard *s);
+
+/* A shard busy with one long command (a script past busy-reply-threshold):
+ * bit i set while shard i is. Atomic; the dispatcher answers BUSY to
+ * commands that need a busy shard. */
+extern uint64_t shards_busy;
+/* The error commands held on a busy shard get (set before shards_busy). */
+extern char shards_busy_err[160];
+/* Called by the long command from time to time: serves shard s's
+ * connections (commands the dispatcher refuses with BUSY, and the few it
+ * lets run: SCRIPT KILL, SHUTDOWN NOSAVE...) except `skip`, whose command is
+ * the long one, and writes their replies at once. Returns 1 when the server
+ * is stopping (the long command should end). */
+int shard_busy_poll(shard *s, struct conn *skip);
 /* Called by the accept path on the listening shard. */
 /* Every shard accepts from fd from now on (before the shards start, or
  * while CONFIG SET holds them all). -1 when all listener slots are taken. */

@@ -277,6 +277,26 @@ void tx_batch_arrived(shard *sh, msg *m) {
     hold_batch(sh, m);
 }
 
+void tx_refuse_held(shard *sh, const char *err) {
+    tx_part *p = sh->sq_head;
+    while (p) {
+        tx_part *next = p->sq_next;
+        if (!p->t && !p->granted) {
+            msg *m = p->held;
+            for (; m->done_items < m->nitems; m->done_items++) {
+                batch_item *it = &m->items[m->done_items];
+                it->reply = m->replies.len;
+                resp_error(&m->replies, err);
+                it->reply_len = m->replies.len - it->reply;
+            }
+            dequeue(sh, p);
+            part_free(sh, p);
+            shard_batch_reply(sh, m);
+        }
+        p = next;
+    }
+}
+
 void tx_hold_local(shard *sh, session *s, const command *cmd, int argc, const char **argv, const size_t *argl,
                    int discard) {
     msg *m = msg_new(SM_BATCH, sh->id);
@@ -351,13 +371,15 @@ static void release_all(tx *t) {
     }
 }
 
-static void run_whole(tx *t) {
+/* Returns 1 when the handler asked to run again holding every shard. */
+static int run_whole(tx *t) {
     shard *sh = t->coord;
     cmd_ctx c = {.sh = sh, .sess = t->sess, .tx = t, .cmd = t->cmd, .argc = t->argc,
                  .argv = t->argv, .argl = t->argl, .dbid = t->dbid, .resp = t->resp, .out = tx_out(t)};
     aof_tx_begin(sh); /* AOF: what this runs is one MULTI/EXEC block, written before the RELEASEs leave */
     exec_command(&c);
     aof_tx_end(sh);
+    return c.reroute;
 }
 
 /* The part on the coordinator's own shard, when its scheduling waits for
@@ -396,7 +418,14 @@ static void phase_step(tx *t) {
                 if (!t->parts[i]->failed && !t->parts[i]->deferred) phase_send(t, t->parts[i], SM_CANCEL);
             phase_end(t);
         } else if (t->whole) {
-            run_whole(t);
+            if (run_whole(t) && t->n < nshards) { /* again, over every shard */
+                release_all(t);
+                t->n = 0;
+                for (int i = 0; i < nshards; i++) tx_part_of(t, i);
+                t->retries++;
+                schedule(t);
+                break;
+            }
             release_all(t);
             tx_done(t);
         } else if (t->step) {
@@ -530,7 +559,7 @@ static void conn_probe_key(void *ud, const char *key, size_t klen) {
 }
 
 int tx_conn_must_wait(session *s, const command *cmd, int argc, const char **argv, const size_t *argl) {
-    if (cmd->flags & (CMD_SESSION | CMD_EXEC | CMD_BLOCKING | CMD_ALLSHARDS)) return 1;
+    if (cmd->flags & (CMD_SESSION | CMD_EXEC | CMD_BLOCKING | CMD_ALLSHARDS | CMD_HOME)) return 1;
     if (cmd->route && cmd->route(argc, argv, argl, nshards) != ROUTE_KEYS) return 1;
     int x = (cmd->flags & CMD_WRITE) != 0;
     if (!x && !s->conn->tx_writes && cmd->first > 0) return 0; /* a read after reads: no key can conflict */

@@ -162,6 +162,9 @@ int tx_must_wait(shard *sh, const command *cmd, int argc, const char **argv, con
  * can run; c stops reading commands until then. */
 void tx_hold_local(shard *sh, session *s, const command *cmd, int argc, const char **argv, const size_t *argl,
                    int discard);
+/* A busy shard (shard.h): every held command (a batch or a local command
+ * waiting behind the long one) is answered err at once. */
+void tx_refuse_held(shard *sh, const char *err);
 /* Grants what the last releases made runnable (called by the loop). */
 void tx_settle(shard *sh);
 #endif

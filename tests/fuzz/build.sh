@@ -22,10 +22,10 @@ EXTRA="-Wno-error -Itests/fuzz/shim"
 make -s -j"$JOBS" BUILD="$OUT/lib" CC="$CC" OPT=-O1 SAN="$SAN -fsanitize=fuzzer-no-link" \
   EXTRA_CFLAGS="$EXTRA" "$OUT/lib/libshoal.a"
 
-CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -Itests/fuzz/shim -Isrc -pthread $SAN"
+CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -Itests/fuzz/shim -Isrc -I/usr/include/lua5.1 -pthread $SAN"
 for t in tests/fuzz/fuzz_*.c; do
   name=$(basename "$t" .c)
   echo "  FUZZ $OUT/$name"
-  $CC $CFLAGS -fsanitize=fuzzer "$t" "$OUT/lib/libshoal.a" -o "$OUT/$name.tmp" -lmimalloc -llzf -lm -pthread
+  $CC $CFLAGS -fsanitize=fuzzer "$t" "$OUT/lib/libshoal.a" -o "$OUT/$name.tmp" -lmimalloc -llzf -llua5.1-cjson -llua5.1-bitop -llua5.1 -lm -pthread
   mv -f "$OUT/$name.tmp" "$OUT/$name" # a running fuzzer keeps its old binary
 done

@@ -21,6 +21,7 @@
  * would write real files, or fsync /dev/null). */
 #include "cmd/cmd.h"
 #include "cmd/dispatch.h"
+#include "cmd/script.h"
 #include "lib/buf.h"
 #include "lib/mem.h"
 #include "persist/aof.h"
@@ -165,6 +166,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         fprintf(stderr, "fuzz_commands: engine_open failed\n");
         abort();
     }
+    slua_step_budget = 200000; /* EVAL lines end instead of looping for ever */
+    slua_mem_limit = 64 << 20;
     static const char *init[][2] = {{"proto-max-bulk-len", "1mb"}, {"loglevel", "warning"}, {"save", ""}};
     for (size_t i = 0; i < sizeof init / sizeof init[0]; i++) {
         char err[512];
