@@ -3,6 +3,7 @@
  * readiness event); every complete command in it runs before the loop moves
  * on; output is written once per loop turn in conn_write_all. */
 #include "net/conn.h"
+#include "net/tls.h"
 #include "cmd/dispatch.h"
 #include "cmd/multi.h"
 #include "lib/clock.h"
@@ -166,6 +167,7 @@ void conn_close(conn *c) {
         sh->npaused--;
     }
     epoll_ctl(sh->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    if (c->ssl) tls_conn_close(c);
     close(c->fd);
     c->fd = -1;
     pthread_mutex_lock(&sh->conns_lock);
@@ -282,13 +284,16 @@ void conn_on_readable(conn *c) {
         if ((size_t)c->rp.bulk + 2 > have) want = (size_t)c->rp.bulk + 2 - have;
     }
     buf_reserve(&c->qbuf, want);
-    ssize_t n = read(c->fd, c->qbuf.p + c->qbuf.len, c->qbuf.cap - c->qbuf.len);
+    ssize_t n;
+    if (c->ssl) /* appends to qbuf itself */
+        n = tls_read(c, &c->qbuf);
+    else if ((n = read(c->fd, c->qbuf.p + c->qbuf.len, c->qbuf.cap - c->qbuf.len)) > 0)
+        c->qbuf.len += (size_t)n;
     if (n <= 0) {
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
         conn_close(c);
         return;
     }
-    c->qbuf.len += (size_t)n;
     c->sh->stat_net_in += (uint64_t)n;
     if (c->last_io_ms != c->sh->now_ms) {
         c->last_io_ms = c->sh->now_ms;
@@ -304,7 +309,7 @@ void conn_on_readable(conn *c) {
     conn_process(c);
 }
 
-static void set_epout(conn *c, int on) {
+void conn_set_epout(conn *c, int on) {
     if (c->epout == on || c->closed) return;
     struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = c};
     epoll_ctl(c->sh->epfd, EPOLL_CTL_MOD, c->fd, &ev);
@@ -314,7 +319,8 @@ static void set_epout(conn *c, int on) {
 static void write_out(conn *c) {
     if (c->out.len - c->out_pos > c->rbuf_peak) c->rbuf_peak = c->out.len - c->out_pos;
     while (c->out.len > c->out_pos) {
-        ssize_t n = write(c->fd, c->out.p + c->out_pos, c->out.len - c->out_pos);
+        ssize_t n = c->ssl ? tls_write(c, c->out.p + c->out_pos, c->out.len - c->out_pos)
+                           : write(c->fd, c->out.p + c->out_pos, c->out.len - c->out_pos);
         if (n < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN) break;
@@ -327,7 +333,7 @@ static void write_out(conn *c) {
     if (c->out_pos == c->out.len) {
         c->out.len = c->out_pos = 0;
         rbuf_trim(c);
-        set_epout(c, 0);
+        conn_set_epout(c, c->tls_want_out);
         if ((c->s.flags & SESS_CLOSE_AFTER_REPLY) && !c->sq_head) conn_close(c);
     } else {
         int64_t hard = cfg.obuf_limits[0][0];
@@ -337,13 +343,19 @@ static void write_out(conn *c) {
             conn_close(c);
             return;
         }
-        set_epout(c, 1);
+        conn_set_epout(c, 1);
     }
 }
 
 /* The write waits for conn_write_all at the end of the turn, after the
  * AOF write of the replies produced meanwhile. */
-void conn_on_writable(conn *c) { schedule_write(c); }
+void conn_on_writable(conn *c) {
+    if (c->ssl && tls_wants_write(c)) { /* the handshake or a read waited for this */
+        conn_on_readable(c);
+        if (c->closed) return;
+    }
+    schedule_write(c);
+}
 
 void conn_write_all(shard *sh) {
     if (aof_holding(sh)) return; /* AOF: under appendfsync always, no reply before its log is on disk */

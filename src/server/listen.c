@@ -12,9 +12,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-static int fds[17], nfds; /* 16 bind addresses (config.c's limit) and a unix socket */
+static int fds[MAX_LISTENERS], nfds; /* 16 bind addresses (config.c's limit) for port and tls-port, a unix socket */
 
-static int open_tcp(const char *addr, int port, char *err, size_t el) {
+static int open_tcp(const char *addr, int port, int tls, char *err, size_t el) {
     int optional = addr[0] == '-';
     if (optional) addr++;
     struct addrinfo hints = {0}, *res = NULL;
@@ -43,21 +43,26 @@ static int open_tcp(const char *addr, int port, char *err, size_t el) {
     }
     freeaddrinfo(res);
     fds[nfds++] = fd;
-    shard_register_listener(fd);
+    shard_register_listener(fd, tls);
+    return 0;
+}
+
+/* One listener per bind address on port (TLS on tls-port, with tls set). */
+static int open_port(int port, int tls, char *err, size_t el) {
+    char *copy = strdup(cfg.bind_s ? cfg.bind_s : "127.0.0.1"), *save = NULL;
+    for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        if (nfds >= MAX_LISTENERS - 1 || open_tcp(t, port, tls, err, el) < 0) {
+            free(copy);
+            return -1;
+        }
+    }
+    free(copy);
     return 0;
 }
 
 int listen_open_all(char *err, size_t el) {
-    if (cfg.port_i > 0) {
-        char *copy = strdup(cfg.bind_s ? cfg.bind_s : "127.0.0.1"), *save = NULL;
-        for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-            if (nfds >= 16 || open_tcp(t, (int)cfg.port_i, err, el) < 0) {
-                free(copy);
-                return -1;
-            }
-        }
-        free(copy);
-    }
+    if (cfg.port_i > 0 && open_port((int)cfg.port_i, 0, err, el) < 0) return -1;
+    if (cfg.tls_port_i > 0 && open_port((int)cfg.tls_port_i, 1, err, el) < 0) return -1;
     if (cfg.unixsocket_s && *cfg.unixsocket_s) {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         if (strlen(cfg.unixsocket_s) >= sizeof sa.sun_path) {
@@ -73,7 +78,7 @@ int listen_open_all(char *err, size_t el) {
         }
         if (cfg.unixsocketperm_i) chmod(cfg.unixsocket_s, (mode_t)cfg.unixsocketperm_i);
         fds[nfds++] = fd;
-        shard_register_listener(fd);
+        shard_register_listener(fd, 0); /* never TLS, as in Redis 7.0 */
     }
     if (nfds == 0) {
         snprintf(err, el, "Configured to not listen anywhere, exiting.");

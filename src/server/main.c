@@ -11,6 +11,7 @@
 #include "persist/snapshot.h"
 #include "server/config.h"
 #include "server/listen.h"
+#include "net/tls.h"
 #include "server/engine.h"
 #include "shard/shard.h"
 #include <signal.h>
@@ -71,6 +72,10 @@ int main(int argc, char **argv) {
 
     mem_huge_pages(cfg_get(hugepages) != HUGEPAGES_NEVER);
     engine_init();
+    if (tls_setup(err, sizeof err) < 0) {
+        log_msg(LOG_WARNING, "%s", err);
+        return 1;
+    }
     if (listen_open_all(err, sizeof err) < 0) {
         log_msg(LOG_WARNING, "%s", err);
         return 1;
@@ -94,6 +99,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     log_msg(LOG_NOTICE, "Ready to accept connections tcp on port %lld", (long long)cfg.port_i);
+    if (cfg.tls_port_i) log_msg(LOG_NOTICE, "Ready to accept connections tls on port %lld", (long long)cfg.tls_port_i);
     int sig = 0;
     sigwait(&set, &sig);
     int by_command = __atomic_load_n(&shutdown_saved, __ATOMIC_ACQUIRE);

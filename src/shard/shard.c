@@ -12,6 +12,7 @@
 #include "lib/log.h"
 #include "lib/mem.h"
 #include "net/conn.h"
+#include "net/tls.h"
 #include "persist/aof.h"
 #include "server/config.h"
 #include "persist/snapshot.h"
@@ -41,15 +42,16 @@ int nshards;
 int shards_running;
 unsigned short slot_to_shard[16384];
 static _Thread_local shard *self;
-static int listeners[8], nlisteners;
-static int listener_unix[8];
+static int listeners[MAX_LISTENERS], nlisteners;
+static int listener_unix[MAX_LISTENERS];
+static int listener_tls[MAX_LISTENERS]; /* tls-port: connections start a TLS handshake (net/tls.c) */
 /* Accepted TCP sockets inherit TCP_NODELAY and the keepalive settings of
  * their listener (Linux clones the listening socket), so they are set once
  * there; an accept only sets keepalive again when tcp-keepalive changed
  * since. listener_laddr: "ip:port" when the listener is bound to one IPv4
  * address, which is then every connection's local address. */
 static int listener_keepalive = -1;
-static char listener_laddr[8][64];
+static char listener_laddr[MAX_LISTENERS][64];
 static volatile int stopping;
 extern int conn_count_total;
 
@@ -102,9 +104,10 @@ static void set_keepalive(int fd, int secs) {
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
 }
 
-void shard_register_listener(int fd) {
+void shard_register_listener(int fd, int tls) {
     int li = nlisteners;
     listener_unix[li] = 0;
+    listener_tls[li] = tls;
     listener_laddr[li][0] = 0;
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
@@ -395,7 +398,7 @@ static void accept_on(shard *s, int li) {
         s->stat_conns++;
         if (__atomic_load_n(&conn_count_total, __ATOMIC_RELAXED) >= cfg_get(maxclients)) {
             const char *e = "-ERR max number of clients reached\r\n";
-            ssize_t w = write(fd, e, strlen(e));
+            ssize_t w = listener_tls[li] ? 0 : write(fd, e, strlen(e)); /* TLS: no session to say it in, as Redis */
             (void)w;
             close(fd);
             s->stat_rejected++;
@@ -433,6 +436,7 @@ static void accept_on(shard *s, int li) {
                 snprintf(c->laddr, sizeof c->laddr, "%s:%d", ip, ntohs(a->sin_port));
             }
         }
+        if (listener_tls[li] && tls_conn_start(c) < 0) conn_close(c);
     }
 }
 

@@ -143,6 +143,10 @@ void shard_slowlog_item(shard *s, struct msg *m, struct batch_item *it, struct s
 int shard_drain_inbox(shard *s);
 /* Periodic work: active expiry, rehash, client timeouts, stats. */
 void shard_cron(shard *s);
-/* Called by the accept path on the listening shard. */
-void shard_register_listener(int fd);
+/* Listening sockets: 16 bind addresses for port and for tls-port, and the
+ * unix socket. */
+#define MAX_LISTENERS 33
+/* Every shard accepts from fd (before shard_start_all); tls: connections
+ * begin with a TLS handshake. */
+void shard_register_listener(int fd, int tls);
 #endif
