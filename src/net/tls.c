@@ -131,8 +131,9 @@ static SSL_CTX *build_ctx(char *why, size_t wl) {
         SSL_CTX_set_session_cache_mode(x, SSL_SESS_CACHE_SERVER);
         SSL_CTX_sess_set_cache_size(x, (long)cfg_get(tls_session_cache_size));
         SSL_CTX_set_timeout(x, (long)cfg_get(tls_session_cache_timeout));
-    } else {
+    } else { /* no resumption at all: tickets off too */
         SSL_CTX_set_session_cache_mode(x, SSL_SESS_CACHE_OFF);
+        SSL_CTX_set_options(x, SSL_OP_NO_TICKET);
     }
     SSL_CTX_set_verify(x, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
     SSL_CTX_set_default_passwd_cb(x, key_pass_cb);
