@@ -396,3 +396,34 @@ def test_startup_without_certificate_fails(target, certs):
         assert b"No tls-cert-file configured!" in proc.stdout + proc.stderr
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def test_ca_cert_dir(tls_server, certs):
+    srv = tls_server()
+    c = srv.new_client()
+    cadir = os.path.join(certs, "cadir")
+    os.makedirs(cadir, exist_ok=True)
+    shutil.copy(p(certs, "ca.crt"), os.path.join(cadir, "ca.pem"))
+    run(OPENSSL, "rehash", cadir)
+    assert c.execute_command("CONFIG", "SET", "tls-ca-cert-file", "", "tls-ca-cert-dir", cadir) == b"OK"
+    assert not refused(srv, certs, "client")
+    assert refused(srv, certs, "rogue")
+    with pytest.raises(redis.ResponseError, match="Unable to update TLS configuration"):
+        c.config_set("tls-ca-cert-dir", "")  # no CA left while clients must be verified
+    assert not refused(srv, certs, "client")
+
+
+def test_dh_params_file(tls_server, certs):
+    srv = tls_server("--tls-protocols", "TLSv1.2")
+    c = srv.new_client()
+    dh = os.path.join(certs, "dh.pem")
+    if not os.path.exists(dh):
+        run(OPENSSL, "genpkey", "-genparam", "-algorithm", "DH", "-pkeyopt", "group:ffdhe2048", "-out", dh)
+    assert c.config_set("tls-dh-params-file", dh)
+    s = ssl_socket(srv, certs, ciphers="DHE-RSA-AES256-GCM-SHA384")
+    assert s.cipher()[0] == "DHE-RSA-AES256-GCM-SHA384"
+    assert ping_raw(s) == b"+PONG\r\n"
+    s.close()
+    with pytest.raises(redis.ResponseError, match="Unable to update TLS configuration"):
+        c.config_set("tls-dh-params-file", p(certs, "ca.crt"))
+    assert c.config_get("tls-dh-params-file") == {"tls-dh-params-file": dh}
