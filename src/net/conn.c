@@ -277,23 +277,14 @@ void conn_process(conn *c) {
     }
 }
 
-void conn_on_readable(conn *c) {
-    size_t want = 16 * 1024;
-    if (c->rp.bulk > 0 && (size_t)c->rp.bulk + 2 > want) {
-        size_t have = c->qbuf.len - c->rp.cur;
-        if ((size_t)c->rp.bulk + 2 > have) want = (size_t)c->rp.bulk + 2 - have;
-    }
-    buf_reserve(&c->qbuf, want);
-    ssize_t n;
-    if (c->ssl) /* appends to qbuf itself */
-        n = tls_read(c, &c->qbuf);
-    else if ((n = read(c->fd, c->qbuf.p + c->qbuf.len, c->qbuf.cap - c->qbuf.len)) > 0)
-        c->qbuf.len += (size_t)n;
+/* What follows a read of n bytes into qbuf (read(2) or tls_read). */
+static inline __attribute__((always_inline)) void read_done(conn *c, ssize_t n) {
     if (n <= 0) {
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
         conn_close(c);
         return;
     }
+    c->qbuf.len += (size_t)n;
     c->sh->stat_net_in += (uint64_t)n;
     if (c->last_io_ms != c->sh->now_ms) {
         c->last_io_ms = c->sh->now_ms;
@@ -309,6 +300,23 @@ void conn_on_readable(conn *c) {
     conn_process(c);
 }
 
+/* TLS connections read here, out of the plain path's way. */
+static __attribute__((noinline, cold)) void read_tls(conn *c) { read_done(c, tls_read(c, &c->qbuf)); }
+
+void conn_on_readable(conn *c) {
+    size_t want = 16 * 1024;
+    if (c->rp.bulk > 0 && (size_t)c->rp.bulk + 2 > want) {
+        size_t have = c->qbuf.len - c->rp.cur;
+        if ((size_t)c->rp.bulk + 2 > have) want = (size_t)c->rp.bulk + 2 - have;
+    }
+    buf_reserve(&c->qbuf, want);
+    if (__builtin_expect(c->ssl != NULL, 0)) {
+        read_tls(c);
+        return;
+    }
+    read_done(c, read(c->fd, c->qbuf.p + c->qbuf.len, c->qbuf.cap - c->qbuf.len));
+}
+
 void conn_set_epout(conn *c, int on) {
     if (c->epout == on || c->closed) return;
     struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = c};
@@ -319,8 +327,8 @@ void conn_set_epout(conn *c, int on) {
 static void write_out(conn *c) {
     if (c->out.len - c->out_pos > c->rbuf_peak) c->rbuf_peak = c->out.len - c->out_pos;
     while (c->out.len > c->out_pos) {
-        ssize_t n = c->ssl ? tls_write(c, c->out.p + c->out_pos, c->out.len - c->out_pos)
-                           : write(c->fd, c->out.p + c->out_pos, c->out.len - c->out_pos);
+        ssize_t n = __builtin_expect(c->ssl != NULL, 0) ? tls_write(c, c->out.p + c->out_pos, c->out.len - c->out_pos)
+                                                        : write(c->fd, c->out.p + c->out_pos, c->out.len - c->out_pos);
         if (n < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN) break;

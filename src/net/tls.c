@@ -286,18 +286,17 @@ ssize_t tls_read(conn *c, buf *b) {
     if (!b->cap) return -1; /* the accept path: handshake only */
     ssize_t got = 0;
     for (;;) {
-        size_t room = b->cap - b->len;
+        size_t room = b->cap - b->len - (size_t)got;
         if (room > INT32_MAX) room = INT32_MAX;
         ERR_clear_error();
-        int r = SSL_read(c->ssl, b->p + b->len, (int)room);
+        int r = SSL_read(c->ssl, b->p + b->len + got, (int)room);
         if (r > 0) {
-            b->len += (size_t)r;
             got += r;
             /* Decrypted bytes left inside the session get no epoll event:
              * take them now (at most the rest of one record). */
             int more = SSL_pending(c->ssl);
             if (more <= 0) break;
-            buf_reserve(b, (size_t)more);
+            buf_reserve(b, (size_t)got + (size_t)more);
             continue;
         }
         int e = SSL_get_error(c->ssl, r);

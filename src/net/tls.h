@@ -21,9 +21,11 @@ int tls_setup(char *err, size_t errlen);
 /* Accept path of a TLS listener: the connection's SSL object, and a first
  * handshake step. -1: the connection is to be closed. */
 int tls_conn_start(struct conn *c);
-/* Appends what can be read (decrypted) to b, finishing the handshake
- * first. >0 bytes, 0 when the peer closed or the session failed, -1 with
- * errno EAGAIN when nothing is there yet. */
+/* Reads what can be read (decrypted) into b's free space after b->len,
+ * finishing the handshake first; the caller adds the count to b->len, as
+ * after read(2) (b may have grown: bytes left decrypted in the session are
+ * taken too). >0 bytes, 0 when the peer closed or the session failed, -1
+ * with errno EAGAIN when nothing is there yet. */
 ssize_t tls_read(struct conn *c, buf *b);
 /* Writes up to n bytes; as write(2) (-1 with errno EAGAIN when the socket
  * or the session must wait, EPIPE on a failed session). */
