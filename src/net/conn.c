@@ -3,6 +3,7 @@
  * readiness event); every complete command in it runs before the loop moves
  * on; output is written once per loop turn in conn_write_all. */
 #include "net/conn.h"
+#include "net/tls.h"
 #include "cmd/dispatch.h"
 #include "cmd/multi.h"
 #include "lib/clock.h"
@@ -166,6 +167,7 @@ void conn_close(conn *c) {
         sh->npaused--;
     }
     epoll_ctl(sh->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    if (c->ssl) tls_conn_close(c);
     close(c->fd);
     c->fd = -1;
     pthread_mutex_lock(&sh->conns_lock);
@@ -275,14 +277,8 @@ void conn_process(conn *c) {
     }
 }
 
-void conn_on_readable(conn *c) {
-    size_t want = 16 * 1024;
-    if (c->rp.bulk > 0 && (size_t)c->rp.bulk + 2 > want) {
-        size_t have = c->qbuf.len - c->rp.cur;
-        if ((size_t)c->rp.bulk + 2 > have) want = (size_t)c->rp.bulk + 2 - have;
-    }
-    buf_reserve(&c->qbuf, want);
-    ssize_t n = read(c->fd, c->qbuf.p + c->qbuf.len, c->qbuf.cap - c->qbuf.len);
+/* What follows a read of n bytes into qbuf (read(2) or tls_read). */
+static inline __attribute__((always_inline)) void read_done(conn *c, ssize_t n) {
     if (n <= 0) {
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
         conn_close(c);
@@ -304,7 +300,24 @@ void conn_on_readable(conn *c) {
     conn_process(c);
 }
 
-static void set_epout(conn *c, int on) {
+/* TLS connections read here, out of the plain path's way. */
+static __attribute__((noinline, cold)) void read_tls(conn *c) { read_done(c, tls_read(c, &c->qbuf)); }
+
+void conn_on_readable(conn *c) {
+    size_t want = 16 * 1024;
+    if (c->rp.bulk > 0 && (size_t)c->rp.bulk + 2 > want) {
+        size_t have = c->qbuf.len - c->rp.cur;
+        if ((size_t)c->rp.bulk + 2 > have) want = (size_t)c->rp.bulk + 2 - have;
+    }
+    buf_reserve(&c->qbuf, want);
+    if (__builtin_expect(c->ssl != NULL, 0)) {
+        read_tls(c);
+        return;
+    }
+    read_done(c, read(c->fd, c->qbuf.p + c->qbuf.len, c->qbuf.cap - c->qbuf.len));
+}
+
+void conn_set_epout(conn *c, int on) {
     if (c->epout == on || c->closed) return;
     struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = c};
     epoll_ctl(c->sh->epfd, EPOLL_CTL_MOD, c->fd, &ev);
@@ -314,7 +327,8 @@ static void set_epout(conn *c, int on) {
 static void write_out(conn *c) {
     if (c->out.len - c->out_pos > c->rbuf_peak) c->rbuf_peak = c->out.len - c->out_pos;
     while (c->out.len > c->out_pos) {
-        ssize_t n = write(c->fd, c->out.p + c->out_pos, c->out.len - c->out_pos);
+        ssize_t n = __builtin_expect(c->ssl != NULL, 0) ? tls_write(c, c->out.p + c->out_pos, c->out.len - c->out_pos)
+                                                        : write(c->fd, c->out.p + c->out_pos, c->out.len - c->out_pos);
         if (n < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN) break;
@@ -327,7 +341,7 @@ static void write_out(conn *c) {
     if (c->out_pos == c->out.len) {
         c->out.len = c->out_pos = 0;
         rbuf_trim(c);
-        set_epout(c, 0);
+        conn_set_epout(c, c->tls_want_out);
         if ((c->s.flags & SESS_CLOSE_AFTER_REPLY) && !c->sq_head) conn_close(c);
     } else {
         int64_t hard = cfg.obuf_limits[0][0];
@@ -337,13 +351,19 @@ static void write_out(conn *c) {
             conn_close(c);
             return;
         }
-        set_epout(c, 1);
+        conn_set_epout(c, 1);
     }
 }
 
 /* The write waits for conn_write_all at the end of the turn, after the
  * AOF write of the replies produced meanwhile. */
-void conn_on_writable(conn *c) { schedule_write(c); }
+void conn_on_writable(conn *c) {
+    if (c->ssl && tls_wants_write(c)) { /* the handshake or a read waited for this */
+        conn_on_readable(c);
+        if (c->closed) return;
+    }
+    schedule_write(c);
+}
 
 void conn_write_now(conn *c) {
     conn_slots_flush(c);

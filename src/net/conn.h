@@ -84,6 +84,9 @@ typedef struct conn {
     size_t rbuf_keep;          /* reply buffer kept between replies (CLIENT LIST rbs) */
     size_t rbuf_peak;          /* most reply bytes held at once since the last reset (rbp) */
     int64_t rbuf_peak_reset;   /* when rbuf_peak was last reset (ms) */
+    struct ssl_st *ssl; /* TLS session (net/tls.c); NULL on a plain connection */
+    int tls_flags;      /* tls.c's state of the session */
+    int tls_want_out;   /* the session waits for the socket to be writable */
 } conn;
 
 /* Reply buffer sizing, as Redis's clients cron: a drained buffer keeps at
@@ -116,6 +119,8 @@ conn *conn_create(struct shard *sh, int fd, int is_unix);
 /* Reads what is available and runs every complete command. */
 void conn_on_readable(conn *c);
 void conn_on_writable(conn *c);
+/* Watches the socket for writability too (on), or not. */
+void conn_set_epout(conn *c, int on);
 /* Runs commands buffered in qbuf (after a lock is released or a
  * transaction of this connection ended). */
 void conn_process(conn *c);

@@ -113,6 +113,7 @@ static const char *const loglevels[] = {"debug", "verbose", "notice", "warning",
 static const char *const allow_opts[] = {"no", "yes", "local", NULL};
 static const char *const hugepage_opts[] = {"never", "madvise", "always", NULL};
 static const char *const fsync_opts[] = {"everysec", "always", "no", NULL};
+static const char *const tls_auth_opts[] = {"no", "yes", "optional", NULL};
 static const char *const policies[] = {"volatile-lru",   "volatile-lfu", "volatile-random",
                                        "volatile-ttl",   "allkeys-lru",  "allkeys-lfu",
                                        "allkeys-random", "noeviction",   NULL};
@@ -122,6 +123,7 @@ static const char *const *enum_opts(int i) {
     if (row_is(i, "maxmemory-policy")) return policies;
     if (row_is(i, "hugepages")) return hugepage_opts;
     if (row_is(i, "appendfsync")) return fsync_opts;
+    if (row_is(i, "tls-auth-clients")) return tls_auth_opts;
     return allow_opts;
 }
 
@@ -759,7 +761,7 @@ int config_set_many(int n, const char *const *names, const char *const *values, 
         buf_addc(&now, 0);
         for (int j = 0; j < n; j++)
             if (row_of(id[j]) == row_of(id[k])) {
-                changed[k] = strcmp(now.p, old[j].p) != 0;
+                changed[k] = strcmp(now.p, old[j].p) != 0 || (rows[row_of(id[k])].mut & CFG_VOLATILE);
                 break;
             }
         buf_free(&now);

@@ -28,6 +28,8 @@ enum {
     CFG_HIDDEN = 4,    /* CONFIG GET shows it for its exact name only, never for a pattern (Redis's HIDDEN_CONFIG) */
     CFG_FIXED = 8,     /* immutable here though Redis can change it (port, bind) or shoal's own (threads):
                         * CONFIG SET of the value it has is OK and does nothing, another one is refused */
+    CFG_VOLATILE = 16, /* CONFIG SET runs the apply hook even when the value is the same (a file
+                        * name: the file may have changed; Redis's VOLATILE_CONFIG) */
 };
 
 /* X(name, field, type, default, min, max, mutability). CT_ENUM rows store
@@ -42,6 +44,21 @@ enum {
     X("timeout", timeout, CT_INT, "0", 0, 2147483647, 1)                                                               \
     X("tcp-keepalive", tcp_keepalive, CT_INT, "300", 0, 2147483647, 1)                                                 \
     X("tcp-backlog", tcp_backlog, CT_INT, "511", 0, INT32_MAX, 0)                                                      \
+    X("tls-port", tls_port, CT_INT, "0", 0, 65535, CFG_FIXED)                                                          \
+    X("tls-cert-file", tls_cert_file, CT_STR, "", 0, 0, CFG_MUTABLE | CFG_VOLATILE)                                    \
+    X("tls-key-file", tls_key_file, CT_STR, "", 0, 0, CFG_MUTABLE | CFG_VOLATILE)                                      \
+    X("tls-key-file-pass", tls_key_file_pass, CT_STR, "", 0, 0, CFG_MUTABLE)                                           \
+    X("tls-dh-params-file", tls_dh_params_file, CT_STR, "", 0, 0, CFG_MUTABLE | CFG_VOLATILE)                          \
+    X("tls-ca-cert-file", tls_ca_cert_file, CT_STR, "", 0, 0, CFG_MUTABLE | CFG_VOLATILE)                              \
+    X("tls-ca-cert-dir", tls_ca_cert_dir, CT_STR, "", 0, 0, CFG_MUTABLE | CFG_VOLATILE)                                \
+    X("tls-auth-clients", tls_auth_clients, CT_ENUM, "yes", 0, 0, CFG_MUTABLE)                                         \
+    X("tls-protocols", tls_protocols, CT_STR, "", 0, 0, CFG_MUTABLE)                                                   \
+    X("tls-ciphers", tls_ciphers, CT_STR, "", 0, 0, CFG_MUTABLE)                                                       \
+    X("tls-ciphersuites", tls_ciphersuites, CT_STR, "", 0, 0, CFG_MUTABLE)                                             \
+    X("tls-prefer-server-ciphers", tls_prefer_server_ciphers, CT_BOOL, "no", 0, 0, CFG_MUTABLE)                        \
+    X("tls-session-caching", tls_session_caching, CT_BOOL, "yes", 0, 0, CFG_MUTABLE)                                   \
+    X("tls-session-cache-size", tls_session_cache_size, CT_INT, "20480", 0, INT32_MAX, CFG_MUTABLE)                    \
+    X("tls-session-cache-timeout", tls_session_cache_timeout, CT_INT, "300", 0, INT32_MAX, CFG_MUTABLE)                \
     X("databases", databases, CT_INT, "16", 1, 1000000, 0)                                                             \
     X("loglevel", loglevel, CT_ENUM, "notice", 0, 0, 1)                                                                \
     X("logfile", logfile, CT_STR, "", 0, 0, 0)                                                                         \
@@ -64,6 +81,7 @@ enum {
     X("activerehashing", activerehashing, CT_BOOL, "yes", 0, 0, 1)                                                     \
     X("active-expire-effort", active_expire_effort, CT_INT, "1", 1, 10, 1)                                             \
     X("daemonize", daemonize, CT_BOOL, "no", 0, 0, 0)                                                                  \
+    X("always-show-logo", always_show_logo, CT_BOOL, "no", 0, 0, 0)                                                    \
     X("pidfile", pidfile, CT_STR, "", 0, 0, 0)                                                                         \
     X("protected-mode", protected_mode, CT_BOOL, "yes", 0, 0, 1)                                                       \
     X("enable-protected-configs", enable_protected_configs, CT_ENUM, "no", 0, 0, 0)                                    \
@@ -103,6 +121,8 @@ enum {
 enum { CFG_ALLOW_NO = 0, CFG_ALLOW_YES = 1, CFG_ALLOW_LOCAL = 2 };
 /* Values of appendfsync, in Redis's order of the options. */
 enum { CFG_FSYNC_EVERYSEC = 0, CFG_FSYNC_ALWAYS = 1, CFG_FSYNC_NO = 2 };
+/* Values of tls-auth-clients, in Redis's order of the options. */
+enum { CFG_TLS_AUTH_NO = 0, CFG_TLS_AUTH_YES = 1, CFG_TLS_AUTH_OPTIONAL = 2 };
 
 typedef struct config {
 #define CFG_FIELD(name, field, type, def, min, max, mut)                                                               \

@@ -12,6 +12,7 @@
 #include "lib/log.h"
 #include "lib/mem.h"
 #include "net/conn.h"
+#include "net/tls.h"
 #include "persist/aof.h"
 #include "server/config.h"
 #include "persist/snapshot.h"
@@ -46,9 +47,9 @@ static _Thread_local shard *self;
 
 /* Listener slots; a slot of a closed listener holds -1 and is reused.
  * Slots change only under CONFIG SET (every shard held) or before start. */
-#define MAX_LISTENERS 40
 static int listeners[MAX_LISTENERS], nlisteners;
 static int listener_unix[MAX_LISTENERS];
+static int listener_tls[MAX_LISTENERS]; /* tls-port: connections start a TLS handshake (net/tls.c) */
 /* Accepted TCP sockets inherit TCP_NODELAY and the keepalive settings of
  * their listener (Linux clones the listening socket), so they are set once
  * there; an accept only sets keepalive again when tcp-keepalive changed
@@ -113,11 +114,13 @@ static void listener_epoll(shard *s, int op, int li) {
     epoll_ctl(s->epfd, op, listeners[li], &le);
 }
 
-int shard_register_listener(int fd) {
+int shard_register_listener(int fd, int tls) {
     int li = 0;
     while (li < nlisteners && listeners[li] >= 0) li++;
     if (li == MAX_LISTENERS) return -1;
     listener_unix[li] = 0;
+    listener_tls[li] = tls;
+    listener_tls[li] = tls;
     listener_laddr[li][0] = 0;
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
@@ -429,7 +432,7 @@ static void accept_on(shard *s, int li) {
         s->stat_conns++;
         if (__atomic_load_n(&conn_count_total, __ATOMIC_RELAXED) >= cfg_get(maxclients)) {
             const char *e = "-ERR max number of clients reached\r\n";
-            ssize_t w = write(fd, e, strlen(e));
+            ssize_t w = listener_tls[li] ? 0 : write(fd, e, strlen(e)); /* TLS: no session to say it in, as Redis */
             (void)w;
             close(fd);
             s->stat_rejected++;
@@ -467,6 +470,7 @@ static void accept_on(shard *s, int li) {
                 snprintf(c->laddr, sizeof c->laddr, "%s:%d", ip, ntohs(a->sin_port));
             }
         }
+        if (listener_tls[li] && tls_conn_start(c) < 0) conn_close(c);
     }
 }
 

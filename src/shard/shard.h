@@ -158,9 +158,14 @@ extern char shards_busy_err[160];
  * is stopping (the long command should end). */
 int shard_busy_poll(shard *s, struct conn *skip);
 /* Called by the accept path on the listening shard. */
+/* Listening sockets: 16 bind addresses for port and for tls-port, the
+ * unix socket, and room for CONFIG SET to open new ones before it closes
+ * old ones. */
+#define MAX_LISTENERS 40
 /* Every shard accepts from fd from now on (before the shards start, or
- * while CONFIG SET holds them all). -1 when all listener slots are taken. */
-int shard_register_listener(int fd);
+ * while CONFIG SET holds them all); tls: connections begin with a TLS
+ * handshake. -1 when all listener slots are taken. */
+int shard_register_listener(int fd, int tls);
 /* No shard accepts from fd any more (the caller closes it). */
 void shard_unregister_listener(int fd);
 #endif
