@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
             fclose(f);
         }
     }
-    log_msg(LOG_NOTICE, "shoal %s (redis_version 7.0.15 compatible) starting, pid=%d, %d shard%s", SHOAL_VERSION,
+    log_msg(LOG_NOTICE, "shoal %s (redis_version 7.0.15 compatible) starting, PID: %d, %d shard%s", SHOAL_VERSION,
             (int)getpid(), n, n == 1 ? "" : "s");
     if (cfg_get(appendonly) ? aof_startup(n) < 0 : load_data(n) < 0) return 1; /* AOF wins over RDB, as Redis */
     if (shard_start_all() < 0) {
