@@ -1,5 +1,6 @@
 /* dispatch.c - see dispatch.h. */
 #include "cmd/dispatch.h"
+#include "cmd/acl.h"
 #include "cmd/aof_log.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
@@ -194,6 +195,8 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
         s->conn->tx_stalled = 1;
         return DISPATCH_LATER;
     }
+    if (cmd && __builtin_expect(!acl_sess_free_pass(s), 0) && acl_gate(s, cmd, argc, argv, argl, err, sizeof err))
+        cmd = NULL; /* NOAUTH or NOPERM (named stays the row: a rejected call) */
     if (cmd && aof_deny(cmd, err, sizeof err)) cmd = NULL; /* AOF: MISCONF after a write error */
     if (s->flags & SESS_REPLY_SKIP_NEXT) {
         s->flags &= ~SESS_REPLY_SKIP_NEXT;

@@ -117,7 +117,10 @@ static const char *const policies[] = {"volatile-lru",   "volatile-lfu", "volati
                                        "volatile-ttl",   "allkeys-lru",  "allkeys-lfu",
                                        "allkeys-random", "noeviction",   NULL};
 
+static const char *const pubsub_opts[] = {"allchannels", "resetchannels", NULL};
+
 static const char *const *enum_opts(int i) {
+    if (row_is(i, "acl-pubsub-default")) return pubsub_opts;
     if (row_is(i, "loglevel")) return loglevels;
     if (row_is(i, "maxmemory-policy")) return policies;
     if (row_is(i, "hugepages")) return hugepage_opts;
@@ -485,6 +488,37 @@ static char *save_value(int i, int nargs, const char *v) {
     return out;
 }
 
+/* `user` lines (config.h). */
+static struct user_line {
+    int argc;
+    const char **argv;
+    size_t *argl;
+} *user_lines;
+static int nuser_lines;
+
+static void user_line_add(int argc, const buf *tmp, const size_t *off, const size_t *len) {
+    user_lines = realloc(user_lines, sizeof *user_lines * (size_t)(nuser_lines + 1));
+    struct user_line *u = &user_lines[nuser_lines++];
+    u->argc = argc;
+    u->argv = malloc(sizeof(char *) * (size_t)argc);
+    u->argl = malloc(sizeof(size_t) * (size_t)argc);
+    for (int i = 0; i < argc; i++) {
+        char *a = malloc(len[i] + 1);
+        memcpy(a, tmp->p + off[i], len[i]);
+        a[len[i]] = 0;
+        u->argv[i] = a;
+        u->argl[i] = len[i];
+    }
+}
+
+int config_user_count(void) { return nuser_lines; }
+
+void config_user_line(int i, int *argc, const char ***argv, const size_t **argl) {
+    *argc = user_lines[i].argc;
+    *argv = user_lines[i].argv;
+    *argl = user_lines[i].argl;
+}
+
 /* One directive line: name + args. */
 static int apply_line(const char *line, int lineno, char *err, size_t el) {
     const char *first = line;
@@ -505,6 +539,15 @@ static int apply_line(const char *line, int lineno, char *err, size_t el) {
     char name[128];
     snprintf(name, sizeof name, "%.*s", (int)len[0], tmp.p + off[0]);
     int known = len[0] < sizeof name;
+    if (known && !strcasecmp(name, "user")) {
+        if (argc < 2) {
+            buf_free(&tmp);
+            return fatal(err, el, lineno, line, "wrong number of arguments");
+        }
+        user_line_add(argc - 1, &tmp, off + 1, len + 1);
+        buf_free(&tmp);
+        return 0;
+    }
     if (known && argc == 2 && is_deprecated(name)) {
         buf_free(&tmp);
         return 0;

@@ -66,6 +66,10 @@ enum {
     X("daemonize", daemonize, CT_BOOL, "no", 0, 0, 0)                                                                  \
     X("pidfile", pidfile, CT_STR, "", 0, 0, 0)                                                                         \
     X("protected-mode", protected_mode, CT_BOOL, "yes", 0, 0, 1)                                                       \
+    X("requirepass", requirepass, CT_STR, "", 0, 0, 1)                                                                 \
+    X("aclfile", aclfile, CT_STR, "", 0, 0, 0)                                                                         \
+    X("acllog-max-len", acllog_max_len, CT_INT, "128", 0, INT64_MAX, 1)                                                \
+    X("acl-pubsub-default", acl_pubsub_default, CT_ENUM, "resetchannels", 0, 0, 1)                                     \
     X("enable-protected-configs", enable_protected_configs, CT_ENUM, "no", 0, 0, 0)                                    \
     X("enable-debug-command", enable_debug_command, CT_ENUM, "no", 0, 0, 0)                                            \
     X("save", save, CT_STR, "", 0, 0, 1)                                                                               \
@@ -96,6 +100,12 @@ enum {
     X("list-compress-depth", list_compress_depth, CT_INT, "0", 0, INT32_MAX, 1)                                        \
     X("stream-node-max-bytes", stream_node_max_bytes, CT_MEM, "4096", 0, INT64_MAX, 1)                                 \
     X("stream-node-max-entries", stream_node_max_entries, CT_INT, "100", 0, INT64_MAX, 1)
+
+/* `user` lines of the config file and arguments (their words after
+ * "user"), kept for the ACL layer, which reads them once the command table
+ * exists. The pointers live as long as the process. */
+int config_user_count(void);
+void config_user_line(int i, int *argc, const char ***argv, const size_t **argl);
 
 /* Values of enable-protected-configs and enable-debug-command. */
 enum { CFG_ALLOW_NO = 0, CFG_ALLOW_YES = 1, CFG_ALLOW_LOCAL = 2 };

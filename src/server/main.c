@@ -1,5 +1,6 @@
 /* main.c - shoal-server: read the config, open the listeners, start one
  * shard per core, then wait for a signal (or SHUTDOWN) to exit. */
+#include "cmd/acl.h"
 #include "cmd/cmd.h"
 #include "lib/log.h"
 #include "lib/mem.h"
@@ -71,6 +72,11 @@ int main(int argc, char **argv) {
 
     mem_huge_pages(cfg_get(hugepages) != HUGEPAGES_NEVER);
     engine_init();
+    if (acl_startup(err, sizeof err) < 0) {
+        log_msg(LOG_WARNING, "%s", err);
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
     if (listen_open_all(err, sizeof err) < 0) {
         log_msg(LOG_WARNING, "%s", err);
         return 1;

@@ -425,6 +425,9 @@ static void accept_on(shard *s, int li) {
                 snprintf(c->laddr, sizeof c->laddr, "%s:%d", ip, ntohs(a->sin_port));
             }
         }
+        int local = is_unix || (ss.ss_family == AF_INET && !strncmp(c->addr, "127.", 4)) ||
+                    (ss.ss_family == AF_INET6 && !strncmp(c->addr, "::1:", 4));
+        if (conn_admit(c, local) < 0) continue;
     }
 }
 
