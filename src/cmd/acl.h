@@ -133,6 +133,10 @@ static inline acl_user *acl_sess_user(const session *s) { return (acl_user *)s->
 /* AUTH's check for session s: on success the session is u's and 1 comes
  * back; a failure is logged (reason auth) and gives 0. */
 int acl_auth(session *s, const char *user, size_t ul, const char *pass, size_t pl);
+/* Is argv[i] of this command a secret that the slow log shows as
+ * "(redacted)" (AUTH's arguments, HELLO's AUTH pair, CONFIG SET
+ * requirepass's value)? */
+int acl_redact_arg(const command *cmd, int argc, const char **argv, const size_t *argl, int i);
 /* RESET: back to the default user, authenticated as a new connection is. */
 void acl_sess_reset(session *s);
 /* "user <name> <rules>" (ACL LIST, ACL SAVE). */
