@@ -701,7 +701,13 @@ int acl_startup(char *err, size_t el) {
         }
         acl_put(u);
     }
-    if (has_file && acl_file_load(cfg.aclfile_s, NULL, NULL, err, el) < 0) return -1;
+    if (has_file) {
+        char why[2048];
+        if (acl_file_load(cfg.aclfile_s, NULL, NULL, why, sizeof why) < 0) {
+            snprintf(err, el, "Aborting Redis startup because of ACL errors: %s", why);
+            return -1;
+        }
+    }
     if (cfg.requirepass_s && *cfg.requirepass_s) requirepass_apply(err, el);
     return 0;
 }

@@ -48,7 +48,7 @@ int acl_file_parse_named(const char *fname, const char *text, size_t len, acl_us
         }
         while (ll && (line[ll - 1] == ' ' || line[ll - 1] == '\t' || line[ll - 1] == '\r'))
             ll--;
-        if (ll == 0 || line[0] == '#') continue;
+        if (ll == 0) continue; /* no comments: Redis 7.0 refuses them too */
         tmp.len = 0;
         int argc = resp_split_line(line, ll, &tmp, off, ln, MAX_ARGS);
         if (argc < 0) {
@@ -58,24 +58,19 @@ int acl_file_parse_named(const char *fname, const char *text, size_t len, acl_us
         if (argc == 0) continue;
         for (int i = 0; i < argc; i++)
             argv[i] = tmp.p + off[i];
-        if (!(ln[0] == 4 && !memcmp(argv[0], "user", 4))) {
-            buf_printf(&errors, "%s:%d should start with user keyword. ", fname, lineno);
-            continue;
-        }
-        if (argc < 2) {
-            buf_printf(&errors, "%s:%d: user name is missing. ", fname, lineno);
+        if (!(ln[0] == 4 && !memcmp(argv[0], "user", 4)) || argc < 2) {
+            buf_printf(&errors, "%s:%d should start with user keyword followed by the username. ", fname, lineno);
             continue;
         }
         if (!acl_name_ok(argv[1], ln[1])) {
-            buf_printf(&errors, "%s:%d: username '%.*s' contains invalid characters. ", fname, lineno, (int)ln[1],
-                       argv[1]);
+            buf_printf(&errors, "%s:%d: Syntax error. ", fname, lineno);
             continue;
         }
         int dup = 0;
         for (int i = 0; i < n; i++)
             if (us[i]->namelen == ln[1] && !memcmp(us[i]->name, argv[1], ln[1])) dup = 1;
         if (dup) {
-            buf_printf(&errors, "%s:%d: Duplicate user '%.*s' found. ", fname, lineno, (int)ln[1], argv[1]);
+            buf_printf(&errors, "WARNING: Duplicate user '%.*s' found on line %d. ", (int)ln[1], argv[1], lineno);
             continue;
         }
         int open = -1;
@@ -94,7 +89,8 @@ int acl_file_parse_named(const char *fname, const char *text, size_t len, acl_us
         char why[512];
         int bad = 0;
         if (acl_user_rules(u, argc - 2, argv + 2, ln + 2, &bad, why, sizeof why) < 0) {
-            buf_printf(&errors, "%s:%d: %s. ", fname, lineno, why);
+            buf_printf(&errors, "%s:%d: Error in applying operation '%.*s': %s. ", fname, lineno, (int)ln[2 + bad],
+                       argv[2 + bad], why);
             acl_user_free(u);
             continue;
         }
@@ -109,7 +105,7 @@ int acl_file_parse_named(const char *fname, const char *text, size_t len, acl_us
     zfree(argv);
     buf_free(&tmp);
     if (errors.len) {
-        if (errors.len && errors.p[errors.len - 1] == ' ') errors.len--;
+        buf_adds(&errors, "WARNING: ACL errors detected, no change to the previously active ACL rules was performed");
         snprintf(err, el, "%.*s", (int)errors.len, errors.p);
         buf_free(&errors);
         free_users(us, n);
