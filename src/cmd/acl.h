@@ -22,8 +22,10 @@
 #define SHOAL_ACL_H
 #include "cmd/cmd.h"
 #include "lib/buf.h"
+#include "lib/util.h"
 #include "net/conn.h"
 #include <stddef.h>
+#include <string.h>
 #include <stdint.h>
 
 enum { ACL_R = 1, ACL_W = 2, ACL_RW = 3 };
@@ -43,7 +45,17 @@ typedef struct acl_pat {
     char *p;
     size_t len;
     int flags; /* ACL_R | ACL_W (keys); channels use ACL_RW */
+    int kind;  /* PAT_*: how to match it cheaply */
 } acl_pat;
+
+/* Most patterns are a literal ("user:1") or a literal and one trailing
+ * star ("user:*"): those compare bytes instead of running the glob. */
+enum { PAT_GLOB, PAT_EXACT, PAT_PREFIX };
+static inline int acl_pat_match(const acl_pat *p, const char *s, size_t n) {
+    if (p->kind == PAT_PREFIX) return n >= p->len - 1 && !memcmp(p->p, s, p->len - 1);
+    if (p->kind == PAT_EXACT) return n == p->len && !memcmp(p->p, s, n);
+    return glob_match(p->p, p->len, s, n, 0);
+}
 
 typedef struct acl_sel {
     int flags;        /* SEL_* */

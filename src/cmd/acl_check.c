@@ -153,7 +153,7 @@ static int key_ok(const acl_sel *s, const char *key, size_t klen, int need) {
     for (int i = 0; i < s->nkeys; i++) {
         const acl_pat *p = &s->keys[i];
         if ((p->flags & need) != need) continue;
-        if (glob_match(p->p, p->len, key, klen, 0)) return 1;
+        if (acl_pat_match(p, key, klen)) return 1;
     }
     return 0;
 }
@@ -164,8 +164,7 @@ int acl_channel_ok(const acl_user *u, const char *ch, size_t len, int pattern) {
         if (s->flags & SEL_ALLCHANNELS) return 1;
         for (int i = 0; i < s->nchans; i++) {
             const acl_pat *p = &s->chans[i];
-            if (pattern ? (p->len == len && !memcmp(p->p, ch, len)) : glob_match(p->p, p->len, ch, len, 0))
-                return 1;
+            if (pattern ? (p->len == len && !memcmp(p->p, ch, len)) : acl_pat_match(p, ch, len)) return 1;
         }
     }
     return 0;
@@ -174,7 +173,7 @@ int acl_channel_ok(const acl_user *u, const char *ch, size_t len, int pattern) {
 static int chan_ok_sel(const acl_sel *s, const char *ch, size_t len, int pattern) {
     for (int i = 0; i < s->nchans; i++) {
         const acl_pat *p = &s->chans[i];
-        if (pattern ? (p->len == len && !memcmp(p->p, ch, len)) : glob_match(p->p, p->len, ch, len, 0)) return 1;
+        if (pattern ? (p->len == len && !memcmp(p->p, ch, len)) : acl_pat_match(p, ch, len)) return 1;
     }
     return 0;
 }
@@ -232,7 +231,9 @@ int acl_check(const acl_user *u, const command *cmd, int argc, const char **argv
     if (u->flags & USER_ALLPERM) return ACL_OK;
     int id = cmd_index(cmd);
     if (id < 0) return ACL_OK;
-    keys_cache kc = {0};
+    keys_cache kc;
+    kc.init = 0;
+    kc.pos = NULL;
     int relevant = ACL_DENIED_CMD, last = 0;
     *errpos = 0;
     for (int k = 0; k < u->nsels; k++) {

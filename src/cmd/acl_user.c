@@ -228,6 +228,13 @@ static void pats_clear(acl_pat **p, int *n) {
     *n = 0;
 }
 
+static int pat_kind(const char *s, size_t len) {
+    for (size_t i = 0; i < len; i++)
+        if (s[i] == '*' || s[i] == '?' || s[i] == '[' || s[i] == '\\')
+            return s[i] == '*' && i == len - 1 ? PAT_PREFIX : PAT_GLOB;
+    return PAT_EXACT;
+}
+
 static void pat_add(acl_pat **p, int *n, const char *s, size_t len, int flags) {
     for (int i = 0; i < *n; i++)
         if ((*p)[i].len == len && !memcmp((*p)[i].p, s, len)) {
@@ -238,6 +245,7 @@ static void pat_add(acl_pat **p, int *n, const char *s, size_t len, int flags) {
     (*p)[*n].p = zstrndup(s, len);
     (*p)[*n].len = len;
     (*p)[*n].flags = flags;
+    (*p)[*n].kind = pat_kind(s, len);
     (*n)++;
 }
 
