@@ -692,6 +692,7 @@ int acl_startup(char *err, size_t el) {
             }
         }
         acl_user *u = acl_user_new(argv[0], argl[0]);
+        if (argl[0] == 7 && !memcmp(argv[0], "default", 7)) acl_user_rule(u, "reset", 5, NULL, 0); /* as Redis */
         char why[512];
         int bad = 0;
         if (acl_user_rules(u, argc - 1, argv + 1, argl + 1, &bad, why, sizeof why) < 0) {
@@ -751,7 +752,17 @@ static const command rows[] = {
      .nsubs = (int)(sizeof acl_subs / sizeof acl_subs[0])},
 };
 
+/* CONFIG REWRITE: the users as `user` lines, unless they live in an aclfile. */
+static void rewrite_users(buf *o) {
+    if (cfg.aclfile_s && *cfg.aclfile_s) return;
+    for (int i = 0; i < acl_count(); i++) {
+        acl_describe_line(acl_at(i), o);
+        buf_addc(o, '\n');
+    }
+}
+
 void acl_register(void) {
+    config_users_hook = rewrite_users;
     cmd_register(rows, (int)(sizeof rows / sizeof rows[0]));
     conn_session_hook = session_hook;
     conn_user_name_hook = user_name_hook;

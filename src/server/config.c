@@ -883,14 +883,18 @@ static int line_directive(const char *line, size_t n) {
         snprintf(name, sizeof name, "%.*s", (int)len[0], tmp.p + off[0]);
         int id = config_find(name);
         if (id >= 0) i = row_of(id);
+        if (!strcasecmp(name, "user")) i = -4;
     }
     buf_free(&tmp);
     return i;
 }
 
+void (*config_users_hook)(buf *out);
+
 /* The new file text: old lines with fresh values, then the additions. */
 static void rewrite_text(FILE *old, buf *o) {
     char seen[NROWS] = {0};
+    int users_done = 0;
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
@@ -903,7 +907,9 @@ static void rewrite_text(FILE *old, buf *o) {
         while (n && (t[n - 1] == ' ' || t[n - 1] == '\t'))
             t[--n] = 0;
         int i = line_directive(t, (size_t)n);
-        if (i == -1 || i == -3) {
+        if (i == -4) { /* user lines: the users as they are now, where the first one was */
+            if (!users_done++ && config_users_hook) config_users_hook(o);
+        } else if (i == -1 || i == -3) {
             buf_adds(o, i == -3 ? "# ??? " : "");
             buf_add(o, t, (size_t)n);
             buf_addc(o, '\n');
@@ -925,6 +931,14 @@ static void rewrite_text(FILE *old, buf *o) {
         add_directive(o, i);
     }
     buf_free(&v);
+    if (!users_done && config_users_hook) {
+        size_t at = o->len;
+        config_users_hook(o);
+        if (o->len > at && !marked++) {
+            buf_insert(o, at, "\n", 1);
+            buf_insert(o, at, rewrite_mark, sizeof rewrite_mark - 1);
+        }
+    }
 }
 
 static int write_all(const char *path, const buf *o, char *err, size_t el) {

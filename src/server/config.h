@@ -106,6 +106,9 @@ enum {
  * exists. The pointers live as long as the process. */
 int config_user_count(void);
 void config_user_line(int i, int *argc, const char ***argv, const size_t **argl);
+/* CONFIG REWRITE writes the current users as `user` lines through this
+ * hook (set by the ACL layer; it writes nothing when an aclfile is used). */
+extern void (*config_users_hook)(buf *out);
 
 /* Values of enable-protected-configs and enable-debug-command. */
 enum { CFG_ALLOW_NO = 0, CFG_ALLOW_YES = 1, CFG_ALLOW_LOCAL = 2 };

@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from helpers import Server
 from resp_client import RespError, raw
 
 WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
@@ -326,3 +327,38 @@ def test_aclfile_and_user_lines_conflict(spawn, tmp_path):
     with pytest.raises(RuntimeError):
         spawn("--aclfile", str(path), "--user", "y", "on", "nopass")
     assert os.path.exists(path)
+
+
+class ConfServer(Server):
+    """A server started with a config file (its first argument)."""
+
+    def __init__(self, target, conf):
+        super().__init__(target)
+        self.conf = conf
+
+    def argv(self):
+        a = super().argv()
+        return [a[0], self.conf] + a[1:]
+
+
+def test_config_rewrite_keeps_users(target, tmp_path):
+    conf = tmp_path / "server.conf"
+    conf.write_text("maxclients 100\nuser default on nopass ~* &* +@all -flushdb\n")
+    s = ConfServer(target, str(conf)).start()
+    try:
+        c = raw(s)
+        assert c.cmd("FLUSHDB") == noperm_cmd("flushdb")
+        assert c.cmd("ACL", "SETUSER", "x", "on", ">p", "+get", "~*") == "OK"
+        assert c.cmd("CONFIG", "REWRITE") == "OK"
+    finally:
+        s.stop()
+    users = [l for l in conf.read_text().splitlines() if l.startswith("user ")]
+    assert users[0] == "user default on nopass sanitize-payload ~* &* +@all -flushdb"  # `reset` first, as Redis
+    assert len(users) == 2 and users[1].startswith("user x on #") and users[1].endswith(" ~* resetchannels -@all +get")
+    s = ConfServer(target, str(conf)).start()
+    try:
+        c = raw(s)
+        assert c.cmd("FLUSHDB") == noperm_cmd("flushdb")
+        assert as_user(s, "x", "p").cmd("GET", "k") is None
+    finally:
+        s.stop()
