@@ -362,3 +362,21 @@ def test_config_rewrite_keeps_users(target, tmp_path):
         assert as_user(s, "x", "p").cmd("GET", "k") is None
     finally:
         s.stop()
+
+
+def test_exec_checks_rules_again(srv):
+    """Rules changed between MULTI and EXEC refuse the queued command at
+    EXEC, logged in the multi context; the others run."""
+    c = raw(srv)
+    c.cmd("ACL", "SETUSER", "mx", "on", ">p", "+@all", "~*")
+    u = as_user(srv, "mx", "p")
+    assert [u.cmd("MULTI"), u.cmd("INCR", "k1"), u.cmd("SET", "z", "1"), u.cmd("SET", "k2", "v")] == \
+        ["OK", "QUEUED", "QUEUED", "QUEUED"]
+    c.cmd("ACL", "SETUSER", "mx", "-incr", "resetkeys", "~z", "~k1")
+    pre = "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. " \
+          "This command is no longer allowed for the following reason: "
+    assert u.cmd("EXEC") == [pre + "no permission to execute the command or subcommand", "OK",
+                             pre + "no permission to touch the specified keys"]
+    e = dict(zip(*[iter(c.cmd("ACL", "LOG", "1")[0])] * 2))
+    assert (e["context"], e["reason"], e["object"]) == ("multi", "key", "k2")
+    assert c.cmd("EXISTS", "k1", "z", "k2") == 1
