@@ -27,6 +27,8 @@
 #define NOAUTH_ERR "NOAUTH Authentication required."
 #define WRONGPASS_ERR "WRONGPASS invalid username-password pair or user is disabled."
 
+void (*acl_user_changed_hook)(acl_user *u);
+
 /* ---- authentication ---- */
 
 static int auth_required(void) {
@@ -361,6 +363,7 @@ static void acl_setuser(cmd_ctx *c) {
         return;
     }
     acl_put(u); /* an existing user takes u's content and keeps its address */
+    if (acl_user_changed_hook) acl_user_changed_hook(acl_find(name, nl));
     reply_ok(c);
 }
 
