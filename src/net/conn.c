@@ -25,6 +25,7 @@ const char *(*conn_session_hook)(session *s, int is_local);
 const char *(*conn_user_name_hook)(const session *s);
 
 int conn_admit(conn *c, int is_local) {
+    c->is_local = is_local;
     const char *deny = conn_session_hook ? conn_session_hook(&c->s, is_local) : NULL;
     if (!deny) return 0;
     ssize_t w = write(c->fd, deny, strlen(deny));

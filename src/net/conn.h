@@ -79,6 +79,7 @@ typedef struct conn {
     int64_t last_io_ms;
     char addr[128], laddr[128];
     int is_unix;
+    int is_local; /* unix socket, 127.0.0.1 or ::1 (Redis's local client: protected mode, "local" options) */
     uint64_t cmds;
 } conn;
 

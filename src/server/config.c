@@ -707,14 +707,15 @@ static int same_value(int i, const char *v) {
     return same;
 }
 
+__thread int config_caller_remote;
+
 /* Whether CONFIG SET may set row i to v; else writes Redis's error. */
 static int settable(int i, const char *given, const char *v, char *err, size_t el) {
     const char *why = NULL;
     int who = rows[i].mut & 3;
     if (who == CFG_IMMUTABLE && !((rows[i].mut & CFG_FIXED) && same_value(i, v))) why = "can't set immutable config";
-    /* "local" is treated as "yes": every shoal client may be remote or not,
-     * and config.c does not see the connection. */
-    else if (who == CFG_PROTECTED && cfg_get(enable_protected_configs) == CFG_ALLOW_NO)
+    else if (who == CFG_PROTECTED && (cfg_get(enable_protected_configs) == CFG_ALLOW_NO ||
+                                      (cfg_get(enable_protected_configs) == CFG_ALLOW_LOCAL && config_caller_remote)))
         why = "can't set protected config";
     if (!why) return 1;
     snprintf(err, el, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", given, why);

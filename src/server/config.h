@@ -149,6 +149,9 @@ int config_set(const char *name, const char *value, char *err, size_t errlen);
  * those before it), then the apply hooks of the directives that changed
  * run (one that fails puts back every pair and runs the hooks again). On
  * an error nothing changed and err holds Redis's text. */
+/* Set by CONFIG SET's handler around config_set_many on its thread: the
+ * client is not local, so `enable-protected-configs local` refuses. */
+extern __thread int config_caller_remote;
 int config_set_many(int n, const char *const *names, const char *const *values, char *err, size_t errlen);
 /* What a directive's change must do beyond storing the value (AOF on/off).
  * Runs under CONFIG SET's lock of every shard when the value changed; 0 ok,

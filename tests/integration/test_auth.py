@@ -173,3 +173,18 @@ def test_protected_mode_refuses_non_loopback_peer(spawn):
     c.cmd("CONFIG", "SET", "requirepass", PASS)  # a password lifts the protection
     assert raw_from(s, "127.0.0.2", b"PING\r\n") == b"-NOAUTH Authentication required.\r\n"
     assert raw_from(s, "127.0.0.2", b"AUTH %s\r\nPING\r\n" % PASS.encode()).startswith(b"+OK\r\n")
+
+
+def test_local_only_options_refuse_non_loopback_peer(spawn):
+    """enable-debug-command and enable-protected-configs `local`: allowed
+    from 127.0.0.1, refused from 127.0.0.2 (not local for Redis 7.0)."""
+    s = spawn("--protected-mode", "no", "--enable-debug-command", "local", "--enable-protected-configs", "local")
+    here, there = client(s), client(s, source="127.0.0.2")
+    assert here.cmd("DEBUG", "SLEEP", "0") == "OK"
+    assert there.cmd("DEBUG", "SLEEP", "0").startswith("ERR DEBUG command not allowed. If the enable-debug-command "
+                                                       "option is set to \"local\", you can run it from a local "
+                                                       "connection")
+    assert here.cmd("CONFIG", "SET", "dbfilename", "a.rdb") == "OK"
+    assert there.cmd("CONFIG", "SET", "dbfilename", "b.rdb") == \
+        "ERR CONFIG SET failed (possibly related to argument 'dbfilename') - can't set protected config"
+    assert here.cmd("CONFIG", "GET", "dbfilename") == ["dbfilename", "a.rdb"]
