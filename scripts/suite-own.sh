@@ -107,6 +107,12 @@ cd "$copy" || exit 2
 rc=$?
 sed 's/\x1b\[[0-9;]*m//g' "$copy/runtest.log" | grep -E '^\[(err|exception|ok|ignore)\]' >"$copy/results.txt"
 sed 's/\x1b\[[0-9;]*m//g' "$copy/runtest.log" | grep -E '^\[(err|exception)\]' | head -n 40
+# per unit: the tests between "Testing <unit>" and the next one
+sed 's/\x1b\[[0-9;]*m//g' "$copy/runtest.log" | awk '
+    /^Testing unit\// { u = $2; order[++n] = u }
+    /^\[ok\]/ && u { ok[u]++ }
+    /^\[(err|exception)\]/ && u { bad[u]++ }
+    END { for (i = 1; i <= n; i++) printf "%-28s passed %4d  failed %4d\n", order[i], ok[order[i]], bad[order[i]] }'
 echo "passed: $(grep -c '^\[ok\]' "$copy/results.txt")  failed: $(grep -cE '^\[(err|exception)\]' "$copy/results.txt")"
 [ "$keep" = 1 ] && echo "# suite copy, runtest.log and server logs in $copy"
 exit $rc
