@@ -107,8 +107,8 @@ static void auth_cmd(cmd_ctx *c) {
 
 /* SORT's BY pattern and GET need read access to every key (they read keys
  * that are not arguments), as Redis checks while parsing. */
-static int sort_patterns_denied(const acl_user *u, const command *cmd, int argc, const char **argv,
-                                const size_t *argl, char *err, size_t el) {
+static int sort_patterns_denied(const acl_user *u, const command *cmd, int argc, const char **argv, const size_t *argl,
+                                char *err, size_t el) {
     int ro = !strcmp(cmd->name, "sort_ro");
     if ((u->flags & USER_ALLPERM) || (!ro && strcmp(cmd->name, "sort"))) return 0;
     int full = -1;
@@ -155,8 +155,7 @@ int acl_redact_arg(const command *cmd, int argc, const char **argv, const size_t
     return 0;
 }
 
-int acl_gate(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, char *err,
-             size_t el) {
+int acl_gate(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, char *err, size_t el) {
     acl_user *u = s->user;
     if (!u) return 0;
     if (!s->authed && auth_required()) {
@@ -227,8 +226,14 @@ void acl_log_add(int why, int context, const session *s, const char *username, c
         }
         memmove(entries + 1, entries, sizeof *entries * (size_t)nentries);
         nentries++;
-        ne = (log_entry){.count = 1, .reason = why, .context = context, .object = zstrndup(ob, obl), .objl = obl,
-                         .username = zstrndup(un, unl), .userl = unl, .ctime_ms = now};
+        ne = (log_entry){.count = 1,
+                         .reason = why,
+                         .context = context,
+                         .object = zstrndup(ob, obl),
+                         .objl = obl,
+                         .username = zstrndup(un, unl),
+                         .userl = unl,
+                         .ctime_ms = now};
     }
     ne.cinfo = zstrndup(ci.p ? ci.p : "", ci.len);
     entries[0] = ne;
@@ -385,7 +390,7 @@ static void acl_deluser(cmd_ctx *c) {
     reply_int(c, n);
 }
 
-static void reply_sel(cmd_ctx *c, const acl_sel *s, int root) {
+static void reply_sel(cmd_ctx *c, const acl_sel *s) {
     buf b = {0};
     reply_cstr(c, "commands");
     acl_sel_commands(s, &b);
@@ -399,7 +404,6 @@ static void reply_sel(cmd_ctx *c, const acl_sel *s, int root) {
     acl_sel_channels(s, &b);
     reply_bulk(c, b.p ? b.p : "", b.len);
     buf_free(&b);
-    (void)root;
 }
 
 /* ACL GETUSER username */
@@ -422,12 +426,12 @@ static void acl_getuser(cmd_ctx *c) {
     reply_array(c, u->npass);
     for (int i = 0; i < u->npass; i++)
         reply_bulk(c, u->pass[i], 64);
-    reply_sel(c, u->sels[0], 1);
+    reply_sel(c, u->sels[0]);
     reply_cstr(c, "selectors");
     reply_array(c, u->nsels - 1);
     for (int i = 1; i < u->nsels; i++) {
         reply_map(c, 3);
-        reply_sel(c, u->sels[i], 0);
+        reply_sel(c, u->sels[i]);
     }
 }
 
@@ -571,8 +575,8 @@ static void acl_dryrun(cmd_ctx *c) {
 }
 
 #define NO_ACLFILE                                                                                                     \
-    "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL "       \
-    "SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order "   \
+    "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL "         \
+    "SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order "     \
     "to store users in the Redis configuration."
 
 /* ACL LOAD */
@@ -688,8 +692,9 @@ int acl_startup(char *err, size_t el) {
             const size_t *al;
             config_user_line(j, &ac, &av, &al);
             if (al[0] == argl[0] && !memcmp(av[0], argv[0], argl[0])) {
-                snprintf(err, el, "Error in user declaration '%.*s': Duplicate user found. A user can only be defined "
-                                  "once in config files",
+                snprintf(err, el,
+                         "Error in user declaration '%.*s': Duplicate user found. A user can only be defined "
+                         "once in config files",
                          (int)argl[0], argv[0]);
                 return -1;
             }
@@ -718,13 +723,18 @@ int acl_startup(char *err, size_t el) {
 
 #define ADM CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE
 #define SUB(nm, fn, ar, fl, summ)                                                                                      \
-    {.name = "acl|" nm, .proc = fn, .arity = ar, .flags = fl, .group = "server", .since = "6.0.0", .acl = "slow",     \
-     .summary = summ}
+    {                                                                                                                  \
+        .name = "acl|" nm, .proc = fn, .arity = ar, .flags = fl, .group = "server", .since = "6.0.0", .acl = "slow",   \
+        .summary = summ                                                                                                \
+    }
 static command acl_subs[] = {
-    SUB("cat", acl_cat, -2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, "List the ACL categories or the commands inside a category"),
+    SUB("cat", acl_cat, -2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
+        "List the ACL categories or the commands inside a category"),
     SUB("deluser", acl_deluser, -3, ADM | CMD_ALLSHARDS, "Remove the specified ACL users and the associated rules"),
-    SUB("dryrun", acl_dryrun, -4, ADM, "Returns whether the user can execute the given command without executing the command."),
-    SUB("genpass", acl_genpass, -2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, "Generate a pseudorandom secure password to use for ACL users"),
+    SUB("dryrun", acl_dryrun, -4, ADM,
+        "Returns whether the user can execute the given command without executing the command."),
+    SUB("genpass", acl_genpass, -2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
+        "Generate a pseudorandom secure password to use for ACL users"),
     SUB("getuser", acl_getuser, 3, ADM, "Get the rules for a specific ACL user"),
     SUB("list", acl_list, 2, ADM, "List the current ACL rules in ACL config file format"),
     SUB("load", acl_load, 2, ADM | CMD_ALLSHARDS, "Reload the ACLs from the configured ACL file"),
@@ -732,7 +742,8 @@ static command acl_subs[] = {
     SUB("save", acl_save, 2, ADM, "Save the current ACL rules in the configured ACL file"),
     SUB("setuser", acl_setuser, -3, ADM | CMD_ALLSHARDS, "Modify or create the rules for a specific ACL user"),
     SUB("users", acl_users, 2, ADM, "List the username of all the configured ACL rules"),
-    SUB("whoami", acl_whoami, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_SESSION, "Return the name of the user associated to the current connection"),
+    SUB("whoami", acl_whoami, 2, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_SESSION,
+        "Return the name of the user associated to the current connection"),
     SUB("help", acl_help, 2, CMD_LOADING | CMD_STALE, "Show helpful text about the different subcommands"),
 };
 

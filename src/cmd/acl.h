@@ -25,8 +25,8 @@
 #include "lib/util.h"
 #include "net/conn.h"
 #include <stddef.h>
-#include <string.h>
 #include <stdint.h>
+#include <string.h>
 
 enum { ACL_R = 1, ACL_W = 2, ACL_RW = 3 };
 
@@ -58,9 +58,9 @@ static inline int acl_pat_match(const acl_pat *p, const char *s, size_t n) {
 }
 
 typedef struct acl_sel {
-    int flags;        /* SEL_* */
-    uint64_t *bits;   /* acl_nbits() bits: one per cmd_index, then the future-commands bit */
-    char ***firstargs;/* per cmd_index: NULL or a NULL-ended list of allowed first arguments */
+    int flags;         /* SEL_* */
+    uint64_t *bits;    /* acl_nbits() bits: one per cmd_index, then the future-commands bit */
+    char ***firstargs; /* per cmd_index: NULL or a NULL-ended list of allowed first arguments */
     acl_pat *keys;
     int nkeys;
     acl_pat *chans;
@@ -73,7 +73,7 @@ typedef struct acl_user {
     int flags;        /* USER_* */
     char (*pass)[65]; /* SHA-256 hex of each password */
     int npass;
-    acl_sel **sels;   /* sels[0]: root */
+    acl_sel **sels; /* sels[0]: root */
     int nsels;
 } acl_user;
 
@@ -171,8 +171,7 @@ enum { ACL_CTX_TOPLEVEL, ACL_CTX_MULTI, ACL_CTX_LUA, ACL_CTX_MODULE };
 void acl_log_add(int why, int context, const session *s, const char *username, const char *obj, size_t objlen);
 /* The dispatcher's check of a session's command: 0 to run it, else the
  * error text is in err (NOAUTH or NOPERM, logged). */
-int acl_gate(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, char *err,
-             size_t errlen);
+int acl_gate(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, char *err, size_t errlen);
 /* Reads requirepass, aclfile and the `user` lines at startup. 0 ok, -1
  * with the reason in err. */
 int acl_startup(char *err, size_t errlen);

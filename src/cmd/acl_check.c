@@ -22,8 +22,8 @@
 enum { KS_PLAIN, KS_SET, KS_BITFIELD };
 
 typedef struct key_spec {
-    uint8_t n;      /* tokens in f (the last repeats) */
-    uint8_t f[4];   /* ACL_R / ACL_W / both / 0: needs any matching pattern */
+    uint8_t n;    /* tokens in f (the last repeats) */
+    uint8_t f[4]; /* ACL_R / ACL_W / both / 0: needs any matching pattern */
     uint8_t special;
 } key_spec;
 
@@ -36,6 +36,7 @@ typedef struct chan_spec {
 static key_spec *kspecs;
 static chan_spec *cspecs;
 
+/* clang-format off */
 static const struct {
     const char *name, *spec;
 } key_table[] = {
@@ -72,6 +73,7 @@ static const struct {
     {"publish", 1, 1, 0}, {"spublish", 1, 1, 0}, {"subscribe", 1, -1, 0}, {"ssubscribe", 1, -1, 0},
     {"psubscribe", 1, -1, 1},
 };
+/* clang-format on */
 
 static const command *find_row(const char *name) {
     const char *bar = strchr(name, '|');

@@ -211,10 +211,10 @@ static int set_err(char *err, size_t el, const char *why) {
 #define E_SYNTAX "Syntax error"
 #define E_UNKNOWN "Unknown command or category name in ACL"
 #define E_KEYS_ALL                                                                                                     \
-    "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try "    \
+    "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try "     \
     "'resetkeys' to start with an empty list of patterns"
 #define E_CHANS_ALL                                                                                                    \
-    "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. "    \
+    "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. "     \
     "Try 'resetchannels' to start with an empty list of channels"
 #define E_NOPASS "The password you are trying to remove from the user does not exist"
 #define E_BADHASH "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters"

@@ -30,8 +30,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 
 static void check_commands(const acl_user *u) {
     static const char *const lines[][4] = {
-        {"get", "key", NULL},      {"set", "key", "v", NULL}, {"select", "0", NULL},
-        {"client", "id", NULL},    {"copy", "a", "b", NULL},  {"set", "k", "v", "get"},
+        {"get", "key", NULL},   {"set", "key", "v", NULL}, {"select", "0", NULL},
+        {"client", "id", NULL}, {"copy", "a", "b", NULL},  {"set", "k", "v", "get"},
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
         const char *argv[4];

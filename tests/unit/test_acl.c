@@ -59,7 +59,7 @@ static void test_descriptions(void) {
     CHECK(describes_as("%R~foo %W~foo %RW~bar %R~r*", "off ~foo ~bar %R~r* resetchannels -@all"));
     CHECK(describes_as("-@all +select|0", "off resetchannels -@all +select|0"));
     CHECK(describes_as("on >abc &ch", "on #ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad "
-                                       "resetchannels &ch -@all"));
+                                      "resetchannels &ch -@all"));
     CHECK(!user_with("allkeys ~foo"));
     CHECK(!user_with("+nosuchcommand"));
     CHECK(!user_with("%X~k"));
