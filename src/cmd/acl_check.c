@@ -206,7 +206,7 @@ static int sel_cmd_ok(const acl_sel *s, const command *cmd, int id, int argc, co
 static int sel_check(const acl_sel *s, const command *cmd, int id, int argc, const char **argv, const size_t *argl,
                      keys_cache *kc, int *errpos) {
     if (!sel_cmd_ok(s, cmd, id, argc, argv, argl)) return ACL_DENIED_CMD;
-    if (!(s->flags & SEL_ALLKEYS) && (cmd->first > 0 || cmd->keys)) {
+    if (!(s->flags & SEL_ALLKEYS) && cmd->keys) {
         keys_fill(kc, cmd, argc, argv, argl);
         const key_spec *k = &kspecs[id];
         for (int i = 0; i < kc->n; i++) {
@@ -216,6 +216,14 @@ static int sel_check(const acl_sel *s, const command *cmd, int id, int argc, con
                 return ACL_DENIED_KEY;
             }
         }
+    } else if (!(s->flags & SEL_ALLKEYS) && cmd->first > 0) { /* the key range of the row, walked directly */
+        const key_spec *k = &kspecs[id];
+        int last = cmd->last < 0 ? argc + cmd->last : cmd->last, step = cmd->step > 0 ? cmd->step : 1;
+        for (int p = cmd->first, i = 0; p <= last && p < argc; p += step, i++)
+            if (!key_ok(s, argv[p], argl[p], key_access(k, i, argc, argv, argl))) {
+                *errpos = p;
+                return ACL_DENIED_KEY;
+            }
     }
     const chan_spec *cs = &cspecs[id];
     if (!(s->flags & SEL_ALLCHANNELS) && cs->on) {
