@@ -1,12 +1,12 @@
 /* acl_file.c - the aclfile: one `user <name> <rule> ...` line per user,
- * blank lines and # comments allowed, quoting as in redis.conf. Loading is
+ * words separated by single spaces (no quoting, no comments: Redis 7.0's
+ * loader refuses a # line), blank lines allowed. Loading is
  * all or nothing: every error is collected with its file and line, as
  * Redis reports them, and the users change only when there was none. A
  * file without the default user gives it its initial rules. ACL SAVE
  * writes a temporary file and renames it over the old one. */
 #include "cmd/acl.h"
 #include "lib/mem.h"
-#include "proto/resp.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,11 +29,30 @@ static void free_users(acl_user **u, int n) {
     zfree(u);
 }
 
+/* Splits s[0..n) at every single space, as Redis's loader does (no
+ * quoting: `~a"b` is the pattern a"b); consecutive spaces give empty
+ * words, which are no-ops as rules. Returns the count (at most max). */
+static int split_spaces(const char *s, size_t n, const char **argv, size_t *argl, int max) {
+    int argc = 0;
+    size_t at = 0;
+    while (argc < max) {
+        const char *sp = memchr(s + at, ' ', n - at);
+        size_t l = sp ? (size_t)(sp - (s + at)) : n - at;
+        argv[argc] = s + at;
+        argl[argc++] = l;
+        if (!sp) break;
+        at += l + 1;
+    }
+    return argc;
+}
+
+static int trim_char(char ch) { return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n'; }
+
 int acl_file_parse_named(const char *fname, const char *text, size_t len, acl_user ***out, char *err, size_t el) {
     acl_user **us = NULL;
     int n = 0, cap = 0, lineno = 0;
-    buf errors = {0}, tmp = {0};
-    size_t *off = zmalloc(sizeof(size_t) * MAX_ARGS), *ln = zmalloc(sizeof(size_t) * MAX_ARGS);
+    buf errors = {0};
+    size_t *ln = zmalloc(sizeof(size_t) * MAX_ARGS);
     const char **argv = zmalloc(sizeof(char *) * MAX_ARGS);
     size_t pos = 0;
     while (pos < len) {
@@ -42,28 +61,21 @@ int acl_file_parse_named(const char *fname, const char *text, size_t len, acl_us
         size_t ll = nl ? (size_t)(nl - line) : len - pos;
         pos += ll + (nl ? 1 : 0);
         lineno++;
-        while (ll && (line[0] == ' ' || line[0] == '\t' || line[0] == '\r')) {
+        while (ll && trim_char(line[0])) {
             line++;
             ll--;
         }
-        while (ll && (line[ll - 1] == ' ' || line[ll - 1] == '\t' || line[ll - 1] == '\r'))
+        while (ll && trim_char(line[ll - 1]))
             ll--;
         if (ll == 0) continue; /* no comments: Redis 7.0 refuses them too */
-        tmp.len = 0;
-        int argc = resp_split_line(line, ll, &tmp, off, ln, MAX_ARGS);
-        if (argc < 0) {
-            buf_printf(&errors, "%s:%d: unbalanced quotes in acl line. ", fname, lineno);
-            continue;
-        }
-        if (argc == 0) continue;
-        for (int i = 0; i < argc; i++)
-            argv[i] = tmp.p + off[i];
+        int argc = split_spaces(line, ll, argv, ln, MAX_ARGS);
         if (!(ln[0] == 4 && !memcmp(argv[0], "user", 4)) || argc < 2) {
             buf_printf(&errors, "%s:%d should start with user keyword followed by the username. ", fname, lineno);
             continue;
         }
         if (!acl_name_ok(argv[1], ln[1])) {
-            buf_printf(&errors, "%s:%d: Syntax error. ", fname, lineno);
+            buf_printf(&errors, "%s:%d: username '%.*s' contains invalid characters. ", fname, lineno, (int)ln[1],
+                       argv[1]);
             continue;
         }
         int dup = 0;
@@ -85,12 +97,29 @@ int acl_file_parse_named(const char *fname, const char *text, size_t len, acl_us
                        (int)ln[open], argv[open]);
             continue;
         }
+        /* Every rule is tried; an unknown command or category is named
+         * (nothing secret in it), of other errors only the first is given,
+         * as Redis words them. */
         acl_user *u = acl_user_new(argv[1], ln[1]);
-        char why[512];
-        int bad = 0;
-        if (acl_user_rules(u, argc - 2, argv + 2, ln + 2, &bad, why, sizeof why) < 0) {
-            buf_printf(&errors, "%s:%d: Error in applying operation '%.*s': %s. ", fname, lineno, (int)ln[2 + bad],
-                       argv[2 + bad], why);
+        int bad_line = 0, said = 0;
+        for (int i = 2; i < argc; i++) {
+            int j = i;
+            if (ln[i] && argv[i][0] == '(' && argv[i][ln[i] - 1] != ')')
+                while (j + 1 < argc && !(ln[j] && argv[j][ln[j] - 1] == ')' && j > i))
+                    j++;
+            char why[512];
+            int bad;
+            if (acl_user_rules(u, j - i + 1, argv + i, ln + i, &bad, why, sizeof why) < 0) {
+                bad_line = 1;
+                if (!strcmp(why, "Unknown command or category name in ACL"))
+                    buf_printf(&errors, "%s:%d: Error in applying operation '%.*s': %s. ", fname, lineno, (int)ln[i],
+                               argv[i], why);
+                else if (!said++)
+                    buf_printf(&errors, "%s:%d: %s. ", fname, lineno, why);
+            }
+            i = j;
+        }
+        if (bad_line) {
             acl_user_free(u);
             continue;
         }
@@ -100,10 +129,8 @@ int acl_file_parse_named(const char *fname, const char *text, size_t len, acl_us
         }
         us[n++] = u;
     }
-    zfree(off);
     zfree(ln);
     zfree(argv);
-    buf_free(&tmp);
     if (errors.len) {
         buf_adds(&errors, "WARNING: ACL errors detected, no change to the previously active ACL rules was performed");
         snprintf(err, el, "%.*s", (int)errors.len, errors.p);

@@ -396,6 +396,7 @@ static void clear_selectors(acl_user *u) {
 
 int acl_user_rule(acl_user *u, const char *op, size_t n, char *err, size_t el) {
     int rc = 0;
+    if (n == 0) return 0; /* an empty rule does nothing, as in Redis */
     if (eq_ci(op, n, "on")) {
         u->flags |= USER_ON;
     } else if (eq_ci(op, n, "off")) {

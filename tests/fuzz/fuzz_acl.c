@@ -7,8 +7,7 @@
  * ACL SETUSER applies them (acl_user_rules). Either way every user that
  * came out is checked by a round trip: its description (what ACL LIST and
  * ACL SAVE write) parsed back as an aclfile line must give a user with the
- * same description (unless a pattern has a quote: see round_trip); and a
- * few commands go through the permission check. */
+ * same description; and a few commands go through the permission check. */
 #include "cmd/acl.h"
 #include "lib/buf.h"
 #include "lib/mem.h"
@@ -51,16 +50,10 @@ static void check_commands(const acl_user *u) {
     }
 }
 
-/* The description, parsed back, describes itself the same way. A pattern
- * with a quote character is written as it is, as Redis writes it, and such
- * a line does not split back (Redis's ACL LOAD refuses it too): skipped. */
+/* The description, parsed back, describes itself the same way. */
 static void round_trip(const acl_user *u) {
     buf d = {0}, line = {0}, again = {0};
     acl_user_describe(u, &d);
-    if (memchr(d.p, '"', d.len) || memchr(d.p, '\'', d.len)) {
-        buf_free(&d);
-        return;
-    }
     buf_adds(&line, "user fz ");
     buf_add(&line, d.p, d.len);
     acl_user **us;

@@ -380,3 +380,21 @@ def test_exec_checks_rules_again(srv):
     e = dict(zip(*[iter(c.cmd("ACL", "LOG", "1")[0])] * 2))
     assert (e["context"], e["reason"], e["object"]) == ("multi", "key", "k2")
     assert c.cmd("EXISTS", "k1", "z", "k2") == 1
+
+
+def test_aclfile_words_and_errors(spawn, tmp_path):
+    """The aclfile splits at single spaces with no quoting; an unknown
+    command is named, other errors give only the first per line."""
+    path = tmp_path / "w.acl"
+    path.write_text("user default on nopass ~* &* +@all\n")
+    s = spawn("--aclfile", str(path))
+    c = raw(s)
+    path.write_text("user default on nopass ~* &* +@all\nuser q on  ~a\"b\" +get\n")
+    assert c.cmd("ACL", "LOAD") == "OK"
+    assert getuser(c, "q")["keys"] == '~a"b"'
+    path.write_text("user default on nopass ~* &* +@all\nuser s on ~a'b c' +nosuch +alsonot bogus #12\n")
+    assert c.cmd("ACL", "LOAD") == (
+        "ERR {p}:2: Syntax error. {p}:2: Error in applying operation '+nosuch': Unknown command or category name "
+        "in ACL. {p}:2: Error in applying operation '+alsonot': Unknown command or category name in ACL. WARNING: "
+        "ACL errors detected, no change to the previously active ACL rules was performed".format(p=path))
+    assert getuser(c, "q") is not None and getuser(c, "s") is None
