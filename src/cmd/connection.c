@@ -7,6 +7,7 @@
  * another connection (SESS_CLOSE_ASAP): it may belong to another thread,
  * whose shard closes it at its next turn or cron tick (within ~100 ms).
  * Session flags are changed with atomic operations for that reason. */
+#include "cmd/acl.h"
 #include "cmd/client.h"
 #include "cmd/cmd.h"
 #include "cmd/multi.h"
@@ -99,13 +100,11 @@ static void hello_cmd(cmd_ctx *c) {
     }
     const char *name = NULL;
     size_t namel = 0;
+    int auth = 0;
     for (; i < c->argc; i++) {
         int more = c->argc - i - 1;
         if (arg_is(c, i, "auth") && more >= 2) {
-            if (!str_eq_ci(c->argv[i + 1], c->argl[i + 1], "default")) {
-                reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
-                return;
-            }
+            auth = i + 1;
             i += 2;
         } else if (arg_is(c, i, "setname") && more >= 1) {
             name = c->argv[i + 1];
@@ -119,6 +118,17 @@ static void hello_cmd(cmd_ctx *c) {
             reply_errorf(c, "ERR Syntax error in HELLO option '%.*s'", (int)c->argl[i], c->argv[i]);
             return;
         }
+    }
+    if (auth && c->sess->user &&
+        !acl_auth(c->sess, c->argv[auth], c->argl[auth], c->argv[auth + 1], c->argl[auth + 1])) {
+        reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
+        return;
+    }
+    if (c->sess->user && !c->sess->authed) {
+        reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+                       "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP "
+                       "protocol version at the same time");
+        return;
     }
     if (name) set_name(c->sess, name, namel);
     if (ver) c->sess->resp = (int)ver;
@@ -152,6 +162,7 @@ static void reset_cmd(cmd_ctx *c) {
     c->resp = 2;
     set_name(s, NULL, 0);
     multi_discard(s);
+    acl_sess_reset(s);
     __atomic_fetch_and(&s->flags, ~(uint32_t)(SESS_REPLY_OFF | SESS_REPLY_SKIP | SESS_REPLY_SKIP_NEXT | SESS_NO_EVICT),
                        __ATOMIC_RELAXED);
     reply_after_quiet(c, old, "RESET");
@@ -185,8 +196,9 @@ static void describe_session(session *s, buf *o, int64_t now) {
         conn_describe(s->conn, o, now);
         return;
     }
-    buf_printf(o, "id=%llu addr= laddr= fd=-1 name=%s age=0 idle=0 flags=N db=%d cmd=%s user=default resp=%d\n",
-               (unsigned long long)s->id, s->name ? s->name : "", s->db, s->lastcmd, s->resp);
+    buf_printf(o, "id=%llu addr= laddr= fd=-1 name=%s age=0 idle=0 flags=N db=%d cmd=%s user=%s resp=%d\n",
+               (unsigned long long)s->id, s->name ? s->name : "", s->db, s->lastcmd, s->user ? s->user->name : "default",
+               s->resp);
 }
 
 /* CLIENT INFO */
@@ -269,6 +281,7 @@ static void client_kill(cmd_ctx *c) {
     const char *addr = NULL, *laddr = NULL;
     size_t addrl = 0, laddrl = 0;
     int skipme = 1, legacy = c->argc == 3;
+    const acl_user *user = NULL;
     if (legacy) {
         addr = c->argv[2];
         addrl = c->argl[2];
@@ -307,7 +320,8 @@ static void client_kill(cmd_ctx *c) {
                 }
                 if (!arg_is(c, i + 1, "normal")) id = -1; /* matches nobody */
             } else if (arg_is(c, i, "user")) {
-                if (!arg_is(c, i + 1, "default")) {
+                user = acl_find(c->argv[i + 1], c->argl[i + 1]);
+                if (!user) {
                     reply_errorf(c, "ERR No such user '%.*s'", (int)c->argl[i + 1], c->argv[i + 1]);
                     return;
                 }
@@ -326,6 +340,7 @@ static void client_kill(cmd_ctx *c) {
             if (id && (id < 0 || x->s.id != (unsigned long long)id)) continue;
             if (addr && (strlen(x->addr) != addrl || memcmp(x->addr, addr, addrl))) continue;
             if (laddr && (strlen(x->laddr) != laddrl || memcmp(x->laddr, laddr, laddrl))) continue;
+            if (user && x->s.user != user) continue;
             if (&x->s == c->sess) {
                 if (skipme) continue;
                 /* This thread owns it: reply first, then close. */

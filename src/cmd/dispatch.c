@@ -1,5 +1,6 @@
 /* dispatch.c - see dispatch.h. */
 #include "cmd/dispatch.h"
+#include "cmd/acl.h"
 #include "cmd/aof_log.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
@@ -87,6 +88,28 @@ void dispatch_before_write(cmd_ctx *c) {
     if (h.snap || h.watch) cmd_each_key(c->cmd, c->argc, c->argv, c->argl, hook_key, &h);
 }
 
+/* The slow log never shows a password (acl_redact_arg). */
+static void slowlog_push_redacted(cmd_ctx *c) {
+    const char **argv = c->argv;
+    size_t *argl = (size_t *)c->argl, lens[32];
+    const char *vals[32];
+    int n = c->argc < 32 ? c->argc : 32;
+    for (int i = 1; i < n; i++) {
+        if (!acl_redact_arg(c->cmd, c->argc, c->argv, c->argl, i)) continue;
+        if (argv == c->argv) {
+            memcpy(vals, c->argv, sizeof(char *) * (size_t)n);
+            memcpy(lens, c->argl, sizeof(size_t) * (size_t)n);
+            argv = vals;
+            argl = lens;
+        }
+        vals[i] = "(redacted)";
+        lens[i] = 10;
+    }
+    session *s = c->sess;
+    slowlog_push(c->sh, argv == c->argv ? c->argc : n, argv, argl, c->dur_ns / 1000, s->conn ? s->conn->addr : NULL,
+                 s->name);
+}
+
 void exec_command(cmd_ctx *c) {
     shard *sh = c->sh;
     int64_t t0 = clock_ns();
@@ -100,8 +123,7 @@ void exec_command(cmd_ctx *c) {
         cmdstats_call(sh, c->cmd, c->dur_ns, c->blocked);
         if (!c->blocked && !(c->cmd->flags & CMD_SKIP_SLOWLOG) && slowlog_wanted(c->dur_ns / 1000)) {
             if (c->sess)
-                slowlog_push(sh, c->argc, c->argv, c->argl, c->dur_ns / 1000, c->sess->conn ? c->sess->conn->addr : NULL,
-                             c->sess->name);
+                slowlog_push_redacted(c);
             else
                 c->slow = 1; /* its connection's shard logs it (batch_item.slow) */
         }
@@ -237,6 +259,8 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
         s->conn->tx_stalled = 1;
         return DISPATCH_LATER;
     }
+    if (cmd && __builtin_expect(!acl_sess_free_pass(s), 0) && acl_gate(s, cmd, argc, argv, argl, err, sizeof err))
+        cmd = NULL; /* NOAUTH or NOPERM (named stays the row: a rejected call) */
     if (cmd && s->conn && postponed(s, cmd)) {
         conn_postpone(s->conn);
         return DISPATCH_LATER;

@@ -28,7 +28,8 @@
     X(hll) \
     X(geo) \
     X(script) \
-    X(function)
+    X(function) \
+    X(acl)
 #define DECL(f) void f##_register(void);
 CMD_FAMILIES(DECL)
 #undef DECL

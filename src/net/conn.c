@@ -23,6 +23,18 @@
 static uint64_t next_id = 1;
 uint64_t session_next_id(void) { return __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED); }
 int conn_count_total = 0; /* atomic: every shard's connections */
+const char *(*conn_session_hook)(session *s, int is_local);
+const char *(*conn_user_name_hook)(const session *s);
+
+int conn_admit(conn *c, int is_local) {
+    c->is_local = is_local;
+    const char *deny = conn_session_hook ? conn_session_hook(&c->s, is_local) : NULL;
+    if (!deny) return 0;
+    ssize_t w = write(c->fd, deny, strlen(deny));
+    (void)w;
+    conn_close(c);
+    return -1;
+}
 
 static void schedule_write(conn *c) {
     if (c->in_write || c->closed) return;
@@ -240,6 +252,7 @@ void conn_process(conn *c) {
             c->rerunning = 0;
             continue;
         }
+        c->rp.unauth = !c->s.authed && c->s.user;
         int r = resp_parse(&c->rp, &c->qbuf);
         if (r == RESP_MORE) break;
         if (r == RESP_EMPTY) {
@@ -385,9 +398,10 @@ void conn_describe(conn *c, buf *o, int64_t now) {
     buf_printf(o,
                "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%d sub=0 psub=0 "
                "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu "
-               "oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d\n",
+               "oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=%s redir=-1 resp=%d\n",
                (unsigned long long)c->s.id, c->addr, c->laddr, c->fd, c->s.name ? c->s.name : "",
                (long long)((now - c->s.ctime_ms) / 1000), (long long)((now - c->last_io_ms) / 1000), c->s.db,
                c->qbuf.len, c->qbuf.cap - c->qbuf.len, c->rbuf_keep, c->rbuf_peak, c->out.len - c->out_pos,
-               c->qbuf.cap + c->out.cap + sizeof *c, c->s.lastcmd, c->s.resp);
+               c->qbuf.cap + c->out.cap + sizeof *c, c->s.lastcmd,
+               conn_user_name_hook ? conn_user_name_hook(&c->s) : "default", c->s.resp);
 }

@@ -42,6 +42,8 @@ typedef struct session {
     char lastcmd[32];
     multi_state *multi; /* between MULTI and EXEC/DISCARD */
     watch_state *watch; /* keys WATCHed, until EXEC, DISCARD, UNWATCH */
+    struct acl_user *user; /* cmd/acl.h; NULL: no ACL checks (embedded engine) */
+    int authed;            /* authenticated (or the default user needed no password) */
 } session;
 
 typedef struct slot {
@@ -77,6 +79,7 @@ typedef struct conn {
     int64_t last_io_ms;
     char addr[128], laddr[128];
     int is_unix;
+    int is_local; /* unix socket, 127.0.0.1 or ::1 (Redis's local client: protected mode, "local" options) */
     uint64_t cmds;
     int postponed;             /* its next command waits for CLIENT PAUSE to end (shard/pause.h) */
     int unblock_req;           /* atomic: CLIENT UNBLOCK asked (shard/block.h) */
@@ -108,6 +111,14 @@ void conn_resume_postponed(struct shard *sh);
 void conn_cron(conn *c, int64_t now_ms);
 
 uint64_t session_next_id(void);
+/* Set by the command layer (cmd/acl.c): gives a new session its user and
+ * says whether the peer may stay (NULL) or gets this reply and is closed
+ * (protected mode); and the user name CLIENT LIST shows. */
+extern const char *(*conn_session_hook)(session *s, int is_local);
+extern const char *(*conn_user_name_hook)(const session *s);
+/* Accept path, once c->addr is known: runs conn_session_hook; -1 when the
+ * connection was refused and closed. */
+int conn_admit(conn *c, int is_local);
 /* Where the reply of a command run locally goes right now. */
 buf *session_reply_buf(session *s);
 /* A pending slot for a command that runs elsewhere. */

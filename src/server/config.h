@@ -84,6 +84,10 @@ enum {
     X("always-show-logo", always_show_logo, CT_BOOL, "no", 0, 0, 0)                                                    \
     X("pidfile", pidfile, CT_STR, "", 0, 0, 0)                                                                         \
     X("protected-mode", protected_mode, CT_BOOL, "yes", 0, 0, 1)                                                       \
+    X("requirepass", requirepass, CT_STR, "", 0, 0, 1)                                                                 \
+    X("aclfile", aclfile, CT_STR, "", 0, 0, 0)                                                                         \
+    X("acllog-max-len", acllog_max_len, CT_INT, "128", 0, INT64_MAX, 1)                                                \
+    X("acl-pubsub-default", acl_pubsub_default, CT_ENUM, "resetchannels", 0, 0, 1)                                     \
     X("enable-protected-configs", enable_protected_configs, CT_ENUM, "no", 0, 0, 0)                                    \
     X("enable-debug-command", enable_debug_command, CT_ENUM, "no", 0, 0, 0)                                            \
     X("save", save, CT_STR, "", 0, 0, 1)                                                                               \
@@ -116,6 +120,15 @@ enum {
     X("hll-sparse-max-bytes", hll_sparse_max_bytes, CT_MEM, "3000", 0, INT64_MAX, 1)                                  \
     X("stream-node-max-bytes", stream_node_max_bytes, CT_MEM, "4096", 0, INT64_MAX, 1)                                 \
     X("stream-node-max-entries", stream_node_max_entries, CT_INT, "100", 0, INT64_MAX, 1)
+
+/* `user` lines of the config file and arguments (their words after
+ * "user"), kept for the ACL layer, which reads them once the command table
+ * exists. The pointers live as long as the process. */
+int config_user_count(void);
+void config_user_line(int i, int *argc, const char ***argv, const size_t **argl);
+/* CONFIG REWRITE writes the current users as `user` lines through this
+ * hook (set by the ACL layer; it writes nothing when an aclfile is used). */
+extern void (*config_users_hook)(buf *out);
 
 /* Values of enable-protected-configs and enable-debug-command. */
 enum { CFG_ALLOW_NO = 0, CFG_ALLOW_YES = 1, CFG_ALLOW_LOCAL = 2 };
@@ -161,6 +174,9 @@ int config_set(const char *name, const char *value, char *err, size_t errlen);
  * those before it), then the apply hooks of the directives that changed
  * run (one that fails puts back every pair and runs the hooks again). On
  * an error nothing changed and err holds Redis's text. */
+/* Set by CONFIG SET's handler around config_set_many on its thread: the
+ * client is not local, so `enable-protected-configs local` refuses. */
+extern __thread int config_caller_remote;
 int config_set_many(int n, const char *const *names, const char *const *values, char *err, size_t errlen);
 /* What a directive's change must do beyond storing the value (AOF on/off).
  * Runs under CONFIG SET's lock of every shard when the value changed; 0 ok,

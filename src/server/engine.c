@@ -1,5 +1,6 @@
 /* engine.c - see engine.h. */
 #include "server/engine.h"
+#include "cmd/acl.h"
 #include "cmd/multi.h"
 #include "cmd/cmd.h"
 #include "cmd/dispatch.h"
@@ -16,6 +17,8 @@ void engine_init(void) {
     start_ms = mstime();
     hash_seed((uint64_t)ustime() * 0x9e3779b97f4a7c15ull);
     cmd_table_init();
+    acl_init();
+    acl_check_init();
 }
 
 int64_t engine_start_time_ms(void) { return start_ms; }

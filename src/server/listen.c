@@ -51,8 +51,9 @@ static int open_tcp(const char *addr, int port, int *out, char *err, size_t el) 
         if (fd >= 0) close(fd);
         freeaddrinfo(res);
         if (optional && (e == EADDRNOTAVAIL || e == EAFNOSUPPORT)) return 0;
-        snprintf(err, el, "Warning: Could not create server TCP listening socket %s:%d: %s", addr, port,
-                 strerror(e));
+        /* two lines, as Redis logs them: Redis's test suite looks for the second to retry on another port */
+        snprintf(err, el, "Warning: Could not create server TCP listening socket %s:%d: %s\nFailed listening on port %d (TCP), aborting.", addr, port,
+                 strerror(e), port);
         return -1;
     }
     freeaddrinfo(res);

@@ -1,5 +1,6 @@
 /* main.c - shoal-server: read the config, open the listeners, start one
  * shard per core, then wait for a signal (or SHUTDOWN) to exit. */
+#include "cmd/acl.h"
 #include "cmd/cmd.h"
 #include "lib/log.h"
 #include "lib/mem.h"
@@ -72,6 +73,11 @@ int main(int argc, char **argv) {
 
     mem_huge_pages(cfg_get(hugepages) != HUGEPAGES_NEVER);
     engine_init();
+    if (acl_startup(err, sizeof err) < 0) {
+        log_msg(LOG_WARNING, "%s", err);
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
     listen_config_hooks();
     if (tls_setup(err, sizeof err) < 0) {
         log_msg(LOG_WARNING, "%s", err);
@@ -92,7 +98,7 @@ int main(int argc, char **argv) {
             fclose(f);
         }
     }
-    log_msg(LOG_NOTICE, "shoal %s (redis_version 7.0.15 compatible) starting, pid=%d, %d shard%s", SHOAL_VERSION,
+    log_msg(LOG_NOTICE, "shoal %s (redis_version 7.0.15 compatible) starting, PID: %d, %d shard%s", SHOAL_VERSION,
             (int)getpid(), n, n == 1 ? "" : "s");
     /* The banner Redis shows as its logo (always-show-logo, or a terminal);
      * test harnesses wait for its " PID: " as redis-server's. */

@@ -470,6 +470,10 @@ static void accept_on(shard *s, int li) {
                 snprintf(c->laddr, sizeof c->laddr, "%s:%d", ip, ntohs(a->sin_port));
             }
         }
+        /* loopback as Redis 7.0 sees it: 127.0.0.1 or ::1 only (127.0.0.2 is outside) */
+        int local = is_unix || (ss.ss_family == AF_INET && !strncmp(c->addr, "127.0.0.1:", 10)) ||
+                    (ss.ss_family == AF_INET6 && !strncmp(c->addr, "::1:", 4));
+        if (conn_admit(c, local) < 0) continue;
         if (listener_tls[li] && tls_conn_start(c) < 0) conn_close(c);
     }
 }
