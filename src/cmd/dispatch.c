@@ -1,6 +1,8 @@
 /* dispatch.c - see dispatch.h. */
 #include "cmd/dispatch.h"
 #include "cmd/aof_log.h"
+#include "cmd/maxmemory.h"
+#include "server/config.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
 #include "cmd/split.h"
@@ -89,6 +91,7 @@ void exec_command(cmd_ctx *c) {
     shard *sh = c->sh;
     int64_t t0 = clock_ns();
     sh->now_ms = t0 / 1000000;
+    if (__builtin_expect(cfg_get(maxmemory) > 0, 0) && maxmemory_exec_refused(c)) return; /* OOM */
     sh->stat_commands++;
     if (c->cmd->flags & CMD_WRITE) dispatch_before_write(c);
     size_t reply_at = c->out->len;
@@ -213,6 +216,8 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
         cmdstats_error(s->sh, MISCONF_ERR);
         cmdstats_reject(s->sh, cmd);
         multi_doom(s);
+    } else if (__builtin_expect(cfg_get(maxmemory) > 0, 0) && maxmemory_dispatch_refused(s, cmd, out)) {
+        /* OOM: refused before routing */
     } else if (!s->multi || !multi_intercept(s, cmd, argc, argv, argl, out)) {
         route(s, cmd, argc, argv, argl, discard, out);
     }

@@ -145,6 +145,12 @@ int multi_intercept(session *s, const command *cmd, int argc, const char **argv,
     return 1;
 }
 
+uint32_t multi_queued_flags(session *s) {
+    uint32_t f = 0;
+    for (int i = 0; s->multi && i < s->multi->n; i++) f |= s->multi->q[i].cmd->flags;
+    return f;
+}
+
 uint64_t multi_shards(session *s) {
     multi_state *m = s->multi;
     if (!m || m->doomed) return 0;

@@ -19,6 +19,8 @@
 int multi_intercept(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, buf *out);
 /* During MULTI: a command that could not even be resolved dooms EXEC. */
 void multi_doom(session *s);
+/* The union of the queued commands' flags (EXEC of deny-oom commands). */
+uint32_t multi_queued_flags(session *s);
 /* Shards EXEC needs (bit i: shard i); 0 when nothing would run. */
 uint64_t multi_shards(session *s);
 /* EXEC of a session whose queued commands each have their keys on one

@@ -15,6 +15,7 @@
 #include "server/config.h"
 #include "persist/snapshot.h"
 #include "shard/block.h"
+#include "shard/evict.h"
 #include "shard/latency.h"
 #include "shard/lazyfree.h"
 #include "shard/msg.h"
@@ -326,6 +327,7 @@ void shard_cron(shard *s) {
     s->ops_sample_cmds = s->stat_commands;
     if (s->locked_by) return;
     persist_cron(s);
+    evict_step(s); /* maxmemory: other shards' keys may have filled the memory */
     if (now >= s->next_block_sweep) {
         block_sweep(s);
         s->next_block_sweep = now + 1000;
@@ -567,7 +569,7 @@ static void *shard_main(void *arg) {
         int timeout = 0;
         int walking = s->snap && !s->locked_by; /* a background save wants turns */
         if (!s->out_dirty && !s->write_head && !s->sched_dirty && !(s->pending_head && !s->locked_by) &&
-            !(walking && !snap_backlogged(s))) {
+            !(walking && !snap_backlogged(s)) && !(s->ev_pending && !s->locked_by)) {
             int64_t now = mstime();
             int64_t left = s->next_cron - now;
             int64_t b = block_next_deadline(s);
@@ -611,6 +613,7 @@ static void *shard_main(void *arg) {
         shard_flush(s);
         conn_write_all(s);
         if (s->snap && !s->locked_by) snap_step(s); /* after the replies, which it would hold back a step */
+        if (s->ev_pending && !s->locked_by) evict_step(s); /* maxmemory: an eviction that ran out of time */
         conn_free_closed(s);
     }
     return NULL;
