@@ -19,7 +19,21 @@ static int over(shard *sh) { return evict_run(sh) == EVICT_FAIL; }
  * shard that runs the command evicts (and refuses when it cannot). */
 static int over_no_evict(shard *sh) { return (evict_policy() & EVP_NONE) && evict_over(sh); }
 
+/* A transaction that holds every shard whole (INFO, DBSIZE, CONFIG...). */
+static int holds_every_shard(cmd_ctx *c) {
+    for (int i = 0; i < nshards; i++)
+        if (shards[i]->locked_by != c->tx) return 0;
+    return 1;
+}
+
 int maxmemory_exec_refused(cmd_ctx *c) {
+    /* A command over every shard evicts from all of them before it runs,
+     * as Redis evicts before any command (INFO right after memory grew
+     * reports the eviction). */
+    if (c->tx && !c->in_exec && !aof_loading && holds_every_shard(c)) {
+        evict_run_all();
+        return 0;
+    }
     /* Inside a transaction, EXEC or a blocked client's serving, the check
      * was made where the call started; a split command's parts are checked
      * by their coordinator. Loading the AOF never refuses. */

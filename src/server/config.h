@@ -64,6 +64,7 @@ enum {
     X("activerehashing", activerehashing, CT_BOOL, "yes", 0, 0, 1)                                                     \
     X("active-expire-effort", active_expire_effort, CT_INT, "1", 1, 10, 1)                                             \
     X("daemonize", daemonize, CT_BOOL, "no", 0, 0, 0)                                                                  \
+    X("always-show-logo", always_show_logo, CT_BOOL, "no", 0, 0, 0)                                                    \
     X("pidfile", pidfile, CT_STR, "", 0, 0, 0)                                                                         \
     X("protected-mode", protected_mode, CT_BOOL, "yes", 0, 0, 1)                                                       \
     X("enable-protected-configs", enable_protected_configs, CT_ENUM, "no", 0, 0, 0)                                    \

@@ -88,6 +88,11 @@ int main(int argc, char **argv) {
     }
     log_msg(LOG_NOTICE, "shoal %s (redis_version 7.0.15 compatible) starting, pid=%d, %d shard%s", SHOAL_VERSION,
             (int)getpid(), n, n == 1 ? "" : "s");
+    /* The banner, as Redis shows its logo: with always-show-logo, or when
+     * logging to a terminal. */
+    if (cfg_get(always_show_logo) || (!(cfg.logfile_s && *cfg.logfile_s) && isatty(STDOUT_FILENO)))
+        log_msg(LOG_NOTICE, "shoal %s, mode=standalone, Port: %lld, PID: %d, shards: %d", SHOAL_VERSION,
+                (long long)cfg.port_i, (int)getpid(), n);
     if (cfg_get(appendonly) ? aof_startup(n) < 0 : load_data(n) < 0) return 1; /* AOF wins over RDB, as Redis */
     if (shard_start_all() < 0) {
         log_msg(LOG_WARNING, "cannot start shard threads");

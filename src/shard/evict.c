@@ -101,21 +101,30 @@ static void own_counts(shard *s, uint64_t *keys, uint64_t *vol) {
  * thread's counter line on each command would cost a cache miss per thread.
  * The same refresh publishes this shard's key counts and sums everyone's,
  * for the share of an excess this shard pays (run). */
+void evict_publish(shard *s) {
+    uint64_t k, v;
+    own_counts(s, &k, &v);
+    __atomic_store_n(&s->ev_keys, k, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->ev_volatile, v, __ATOMIC_RELAXED);
+}
+
+static void sum_counts(shard *s) {
+    uint64_t ak = 0, av = 0;
+    for (int i = 0; i < nshards; i++) {
+        ak += __atomic_load_n(&shards[i]->ev_keys, __ATOMIC_RELAXED);
+        av += __atomic_load_n(&shards[i]->ev_volatile, __ATOMIC_RELAXED);
+    }
+    s->ev_all_keys = ak;
+    s->ev_all_volatile = av;
+}
+
 static int64_t estimate(shard *s, int fresh) {
     int64_t mine = mem_used_mine();
     if (fresh || s->ev_others_ms != s->now_ms) {
         s->ev_others = evict_used_memory() - mine;
         s->ev_others_ms = s->now_ms;
-        uint64_t k, v, ak = 0, av = 0;
-        own_counts(s, &k, &v);
-        __atomic_store_n(&s->ev_keys, k, __ATOMIC_RELAXED);
-        __atomic_store_n(&s->ev_volatile, v, __ATOMIC_RELAXED);
-        for (int i = 0; i < nshards; i++) {
-            ak += __atomic_load_n(&shards[i]->ev_keys, __ATOMIC_RELAXED);
-            av += __atomic_load_n(&shards[i]->ev_volatile, __ATOMIC_RELAXED);
-        }
-        s->ev_all_keys = ak;
-        s->ev_all_volatile = av;
+        evict_publish(s);
+        sum_counts(s);
     }
     return mine + s->ev_others;
 }
@@ -325,9 +334,10 @@ static int run(shard *self, int from, int to, evict_pool *p, int global) {
         own_counts(self, &k, &v);
         int vol = (pol & EVP_VOLATILE) != 0;
         uint64_t own = vol ? v : k, all = vol ? self->ev_all_volatile : self->ev_all_keys;
-        if (own == 0) {
-            if (all > (vol ? self->ev_volatile : self->ev_keys)) return EVICT_OK; /* others have keys: their turn */
-            return EVICT_FAIL;
+        if (own == 0) { /* others' keys, if any, go in their turn (their next command or cron) */
+            evict_publish(self);
+            sum_counts(self);
+            return (vol ? self->ev_all_volatile : self->ev_all_keys) ? EVICT_OK : EVICT_FAIL;
         }
         if (all > own) tofree = (int64_t)((double)tofree * (double)own / (double)all) + 1;
     }

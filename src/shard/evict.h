@@ -69,6 +69,9 @@ int evict_run_all(void);
 /* From the shard's loop: continues an eviction that ran out of time, and
  * (cron) catches up when other shards' keys filled the memory. */
 void evict_step(shard *s);
+/* Publishes s's key counts for the other shards (its thread, each loop
+ * turn while maxmemory is set, before its replies leave). */
+void evict_publish(shard *s);
 /* used_memory minus what eviction does not count (AOF buffers), exact
  * (sums every thread's counter). Any thread. */
 int64_t evict_used_memory(void);

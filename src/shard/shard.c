@@ -15,6 +15,7 @@
 #include "server/config.h"
 #include "persist/snapshot.h"
 #include "shard/block.h"
+#include "shard/cmdstats.h"
 #include "shard/evict.h"
 #include "shard/latency.h"
 #include "shard/lazyfree.h"
@@ -558,6 +559,7 @@ static void *shard_main(void *arg) {
     shard *s = arg;
     self = s;
     mem_thread_init(s->id + 1);
+    cmdstats_prepare(s);
     char name[16];
     snprintf(name, sizeof name, "shard-%d", s->id);
     pthread_setname_np(pthread_self(), name);
@@ -610,6 +612,7 @@ static void *shard_main(void *arg) {
             period = 1000 / cfg_get(hz);
         }
         if (s->sched_dirty) tx_settle(s);
+        if (cfg_get(maxmemory) > 0) evict_publish(s); /* key counts, for other shards' share of an eviction */
         shard_flush(s);
         conn_write_all(s);
         if (s->snap && !s->locked_by) snap_step(s); /* after the replies, which it would hold back a step */
