@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #define POOL_SIZE 16
-#define SAMPLES_MAX 64
+#define SAMPLES_MAX 64 /* maxmemory-samples above this samples 64 per database */
 
 typedef struct pool_slot {
     uint64_t score; /* higher goes first: idle ms, 255 - LFU count, or time to the deadline reversed */
