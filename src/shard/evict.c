@@ -97,10 +97,6 @@ static void own_counts(shard *s, uint64_t *keys, uint64_t *vol) {
     *vol = v;
 }
 
-/* Own counter now plus the rest as summed at most 1 ms ago: reading every
- * thread's counter line on each command would cost a cache miss per thread.
- * The same refresh publishes this shard's key counts and sums everyone's,
- * for the share of an excess this shard pays (run). */
 void evict_publish(shard *s) {
     uint64_t k, v;
     own_counts(s, &k, &v);
@@ -118,15 +114,49 @@ static void sum_counts(shard *s) {
     s->ev_all_volatile = av;
 }
 
-static int64_t estimate(shard *s, int fresh) {
-    int64_t mine = mem_used_mine();
-    if (fresh || s->ev_others_ms != s->now_ms) {
-        s->ev_others = evict_used_memory() - mine;
-        s->ev_others_ms = s->now_ms;
-        evict_publish(s);
-        sum_counts(s);
+/* The candidate keys of this shard and of all (published), for the policy. */
+static void shares(shard *s, int pol, uint64_t *own, uint64_t *all) {
+    uint64_t k, v;
+    own_counts(s, &k, &v);
+    int vol = (pol & EVP_VOLATILE) != 0;
+    *own = vol ? v : k;
+    *all = vol ? s->ev_all_volatile : s->ev_all_keys;
+    if (*all < *own) *all = *own;
+}
+
+/* At most once per millisecond a shard sums every thread's counter (reading
+ * them on each command would cost a cache miss per thread), publishes its
+ * key counts, and, when the sum is over the limit, takes on its share of
+ * the excess (by its share of the candidate keys) as a debt it pays by
+ * evicting before its commands in that millisecond. Paying the whole
+ * excess, or measuring the payment with its own counter, made some shards
+ * evict far more than others: a thread's counter is not its data (the
+ * connection's shard frees the reply buffers the other shards grew, so its
+ * counter drifts down and theirs up), and their heaps grew apart. */
+static void refresh(shard *s) {
+    int64_t mine = mem_used_mine(), max = cfg_get(maxmemory);
+    s->ev_others = evict_used_memory() - mine;
+    s->ev_others_ms = s->now_ms;
+    evict_publish(s);
+    sum_counts(s);
+    int64_t excess = mine + s->ev_others - max;
+    s->ev_debt = 0;
+    if (excess > 0) {
+        uint64_t own, all;
+        shares(s, evict_policy(), &own, &all);
+        s->ev_debt = (all ? (int64_t)((double)excess * (double)own / (double)all) : excess) + 1;
     }
-    return mine + s->ev_others;
+}
+
+static int64_t estimate(shard *s) {
+    if (s->ev_others_ms != s->now_ms) refresh(s);
+    return mem_used_mine() + s->ev_others;
+}
+
+/* 1 while the shard owes evictions in this millisecond. */
+static int owes(shard *s) {
+    if (s->ev_others_ms != s->now_ms) refresh(s);
+    return s->ev_debt > 0;
 }
 
 /* Redis's evictionTimeLimitUs: linear to 500 us at 10, then 15 % steps;
@@ -314,32 +344,31 @@ static int run(shard *self, int from, int to, evict_pool *p, int global) {
         self->ev_pending = 0;
         return EVICT_OK;
     }
-    /* Over by the cached sum: sum again before evicting, since a stale sum
-     * makes the shards whose own counter moves fastest (the ones holding
-     * the connections) evict more than their share. */
-    int64_t used = global ? evict_used_memory() : estimate(self, 1);
-    if (used <= max) {
-        self->ev_pending = 0;
-        return EVICT_OK;
-    }
     int pol = evict_policy();
-    if (pol & EVP_NONE) return EVICT_FAIL;
-    int64_t tofree = used - max;
-    if (!global) {
-        /* This shard pays its share of the excess, by its share of the
-         * candidate keys: every shard over the limit does the same, and
-         * one that paid the whole excess alone would over-evict N times
-         * (or empty itself when the excess is in the others' memory). */
-        uint64_t k, v;
-        own_counts(self, &k, &v);
-        int vol = (pol & EVP_VOLATILE) != 0;
-        uint64_t own = vol ? v : k, all = vol ? self->ev_all_volatile : self->ev_all_keys;
+    int64_t tofree;
+    if (global) {
+        int64_t used = evict_used_memory();
+        if (used <= max) {
+            self->ev_pending = 0;
+            return EVICT_OK;
+        }
+        if (pol & EVP_NONE) return EVICT_FAIL;
+        tofree = used - max;
+    } else {
+        if (pol & EVP_NONE) return estimate(self) > max ? EVICT_FAIL : EVICT_OK;
+        if (!owes(self)) {
+            self->ev_pending = 0;
+            return EVICT_OK;
+        }
+        uint64_t own, all;
+        shares(self, pol, &own, &all);
         if (own == 0) { /* others' keys, if any, go in their turn (their next command or cron) */
             evict_publish(self);
             sum_counts(self);
-            return (vol ? self->ev_all_volatile : self->ev_all_keys) ? EVICT_OK : EVICT_FAIL;
+            shares(self, pol, &own, &all);
+            return all ? EVICT_OK : EVICT_FAIL;
         }
-        if (all > own) tofree = (int64_t)((double)tofree * (double)own / (double)all) + 1;
+        tofree = self->ev_debt;
     }
     int64_t mine0 = mem_used_mine(), lazy = 0, limit = time_limit_us();
     int64_t t0 = mono_us(), lat = latency_clock();
@@ -352,11 +381,12 @@ static int run(shard *self, int from, int to, evict_pool *p, int global) {
             result = EVICT_FAIL;
             break;
         }
+        if (!global) self->ev_debt -= (int64_t)entry_usage(*l);
         lazy += evict_key(d, l);
         keys++;
-        if (mine0 - mem_used_mine() + lazy >= tofree) break;
+        if (global ? mine0 - mem_used_mine() + lazy >= tofree : self->ev_debt <= 0) break;
         if (keys % 16 == 0) {
-            if ((global ? evict_used_memory() : estimate(self, 1)) <= max) break;
+            if (global && evict_used_memory() <= max) break;
             if (mono_us() - t0 > limit) {
                 result = EVICT_RUNNING; /* the shards' loops go on with it */
                 break;
@@ -364,11 +394,20 @@ static int run(shard *self, int from, int to, evict_pool *p, int global) {
         }
     }
     if (lat) latency_add_sample_if_needed("eviction-cycle", (mono_us() - lat) / 1000);
+    if (result == EVICT_FAIL && !global) {
+        /* This shard ran out of candidates: when others have some, they go
+         * in the others' turn (their next command or cron tick). */
+        uint64_t own, all;
+        evict_publish(self);
+        sum_counts(self);
+        shares(self, pol, &own, &all);
+        if (all > own) result = EVICT_OK;
+    }
     if (result == EVICT_FAIL && lazyfree_pending() > 0) {
         /* Out of candidates while big values are still being freed: wait a
          * little for them, as Redis does. */
         usleep((useconds_t)(limit < 1000 ? limit : 1000));
-        if ((global ? evict_used_memory() : estimate(self, 1)) <= max) result = EVICT_OK;
+        if (global ? evict_used_memory() <= max : estimate(self) <= max) result = EVICT_OK;
     }
     if (global) {
         for (int i = from; i < to; i++)
@@ -386,13 +425,13 @@ static evict_pool *pool_of(shard *s) {
 
 int evict_run(shard *s) {
     if (cfg_get(maxmemory) <= 0) return EVICT_OK;
-    if (estimate(s, 0) <= cfg_get(maxmemory)) return EVICT_OK; /* the common case, before anything else */
+    if (!(evict_policy() & EVP_NONE) && !owes(s)) return EVICT_OK; /* the common case, before anything else */
     return run(s, s->id, s->id + 1, pool_of(s), 0);
 }
 
 int evict_over(shard *s) {
     int64_t max = cfg_get(maxmemory);
-    return max > 0 && estimate(s, 0) > max;
+    return max > 0 && estimate(s) > max;
 }
 
 int evict_run_all(void) {
