@@ -93,6 +93,7 @@ static const rule_row rules[] = {
     ZERO("persist"),
     {"pexpire", R_EXPIRE, NULL, NULL, NULL, 0},
     {"pexpireat", R_EXPIRE, NULL, NULL, NULL, 0},
+    ZERO("pfadd"),
     {"psetex", R_SETEX, NULL, NULL, NULL, 0},
     ZERO("renamenx"),
     {"restore", R_RESTORE, NULL, NULL, NULL, 0},

@@ -9,6 +9,7 @@
  * the key's expire. Bit offsets are limited by proto-max-bulk-len, so no
  * client input can make a string larger than that (plus the 8 bytes a
  * BITFIELD field may reach past its offset). */
+#include "cmd/cross.h"
 #include "cmd/cmd.h"
 #include "cmd/string.h"
 #include "lib/mem.h"
@@ -64,7 +65,8 @@ static const uint8_t *bitmap_bytes(const entry *e, char *tmp, size_t *len) {
  * (keeping its expire). Sets *len to the final length. Returns NULL with
  * *st = ST_WRONGTYPE when the key holds another type. The pointer is valid
  * until the key is next modified. */
-static uint8_t *bitmap_write(cmd_ctx *c, const char *key, size_t klen, size_t need, size_t *len, int *st) {
+/* *grew (when given) is 1 when the key was created or lengthened. */
+static uint8_t *bitmap_write(cmd_ctx *c, const char *key, size_t klen, size_t need, size_t *len, int *st, int *grew) {
     db *d = ctx_db(c, key, klen);
     entry **link = db_find_link(d, key, klen, ctx_now(c));
     if (link && entry_type(*link) != T_STRING) {
@@ -75,6 +77,7 @@ static uint8_t *bitmap_write(cmd_ctx *c, const char *key, size_t klen, size_t ne
     size_t old = 0;
     const char *p = link ? entry_str(*link, tmp, &old) : NULL;
     entry *e;
+    if (grew) *grew = !link || old < need;
     if (link && entry_kind(*link) == EK_RAW && old >= need) {
         e = *link;
         evict_touch(c->sh, e);
@@ -110,14 +113,15 @@ static void setbit_cmd(cmd_ctx *c) {
         return;
     }
     size_t len, byte = (size_t)(off >> 3);
-    int st;
-    uint8_t *p = bitmap_write(c, c->argv[1], c->argl[1], byte + 1, &len, &st);
+    int st, grew;
+    uint8_t *p = bitmap_write(c, c->argv[1], c->argl[1], byte + 1, &len, &st, &grew);
     if (!p) {
         reply_status(c, st);
         return;
     }
     uint8_t mask = (uint8_t)(0x80 >> (off & 7));
     int old = (p[byte] & mask) != 0;
+    c->unchanged = !grew && old == (v[0] == '1'); /* as Redis 7.0.15: no dirty count */
     if (v[0] == '1')
         p[byte] |= mask;
     else
@@ -564,7 +568,8 @@ static int bf_unsigned(uint64_t v, int64_t incr, int bits, int ovf, uint64_t *ou
 
 /* Runs one SET or INCRBY on p and replies its result: the old value for
  * SET, the new one for INCRBY, null when OVERFLOW FAIL refused it. */
-static void bf_write(cmd_ctx *c, uint8_t *p, size_t len, const bf_op *op) {
+/* Returns 1 when the field's bits changed. */
+static int bf_write(cmd_ctx *c, uint8_t *p, size_t len, const bf_op *op) {
     uint64_t raw = bf_get(p, len, op->off, op->bits), nv;
     long long reply;
     int over;
@@ -583,10 +588,12 @@ static void bf_write(cmd_ctx *c, uint8_t *p, size_t len, const bf_op *op) {
     }
     if (over && op->ovf == OVF_FAIL) {
         reply_null(c);
-        return;
+        return 0;
     }
+    uint64_t mask = op->bits == 64 ? ~0ull : (1ull << op->bits) - 1;
     bf_put(p, op->off, op->bits, nv);
     reply_int(c, reply);
+    return (raw & mask) != (nv & mask);
 }
 
 static void bf_reply_get(cmd_ctx *c, const uint8_t *p, size_t len, const bf_op *op) {
@@ -601,7 +608,7 @@ static void bf_run(cmd_ctx *c, const bf_op *ops, int n, int writes) {
     size_t len = 0;
     const uint8_t *rp;
     uint8_t *wp = NULL;
-    int st;
+    int st, changed = 0;
     if (!writes) {
         entry *e;
         if ((st = bitmap_read(c, 1, &e)) != ST_OK) {
@@ -613,7 +620,7 @@ static void bf_run(cmd_ctx *c, const bf_op *ops, int n, int writes) {
         uint64_t top = 0;
         for (int i = 0; i < n; i++)
             if (ops[i].kind != BF_GET && ops[i].off + ops[i].bits - 1 > top) top = ops[i].off + ops[i].bits - 1;
-        if (!(wp = bitmap_write(c, c->argv[1], c->argl[1], (size_t)(top >> 3) + 1, &len, &st))) {
+        if (!(wp = bitmap_write(c, c->argv[1], c->argl[1], (size_t)(top >> 3) + 1, &len, &st, &changed))) {
             reply_status(c, st);
             return;
         }
@@ -624,8 +631,9 @@ static void bf_run(cmd_ctx *c, const bf_op *ops, int n, int writes) {
         if (ops[i].kind == BF_GET)
             bf_reply_get(c, rp, len, &ops[i]);
         else
-            bf_write(c, wp, len, &ops[i]);
+            changed |= bf_write(c, wp, len, &ops[i]);
     }
+    if (writes) c->unchanged = !changed;
 }
 
 /* Shared body of BITFIELD and BITFIELD_RO (ro: only GET allowed). */
@@ -695,6 +703,7 @@ static const command rows[] = {
      .acl = "read bitmap slow",
      .summary = "Find first bit set or clear in a string"},
     {.name = "bitop",
+     .hops = cross_gather,
      .proc = bitop_cmd,
      .arity = -4,
      .flags = RW,

@@ -45,6 +45,7 @@ enum {
     CMD_NOMULTI = 1 << 16, /* refused inside MULTI */
     CMD_EXEC = 1 << 17,    /* EXEC: routed by its queued commands' keys (multi.h) */
     CMD_SKIP_SLOWLOG = 1 << 18, /* never in the slow log (EXEC: its commands are) */
+    CMD_MAY_REPLICATE = 1 << 19, /* not a write, but CLIENT PAUSE WRITE holds it (PUBLISH, PFCOUNT, EVAL); COMMAND does not show it, as Redis 7.0 */
 };
 
 typedef struct cmd_ctx cmd_ctx;
@@ -107,9 +108,11 @@ struct cmd_ctx {
     int no_stats;   /* a part of a call counted elsewhere (a split command's part) */
     int64_t dur_ns; /* set by exec_command: how long the handler ran */
     int slow;       /* set by exec_command: slow, and run without its connection: the caller logs it */
+    int unchanged;  /* set by a write handler whose call changed nothing (SETBIT of the same bit): no dirty count */
+    struct db *scratch; /* every key's database (cmd/gather.c runs commands over copies) */
 };
 
-/* The database holding key in this context. */
+/* The database holding key in this context (the scratch one when set). */
 struct db *ctx_db(cmd_ctx *c, const char *key, size_t klen);
 /* Database `dbid` of shard index s (for commands that walk every shard). */
 struct db *ctx_shard_db(cmd_ctx *c, int s, int dbid);

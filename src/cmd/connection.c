@@ -7,6 +7,7 @@
  * another connection (SESS_CLOSE_ASAP): it may belong to another thread,
  * whose shard closes it at its next turn or cron tick (within ~100 ms).
  * Session flags are changed with atomic operations for that reason. */
+#include "cmd/client.h"
 #include "cmd/cmd.h"
 #include "cmd/multi.h"
 #include "lib/mem.h"
@@ -330,8 +331,11 @@ static void client_kill(cmd_ctx *c) {
                 /* This thread owns it: reply first, then close. */
                 __atomic_fetch_or(&x->s.flags, SESS_CLOSE_AFTER_REPLY, __ATOMIC_RELAXED);
             } else {
-                /* The owning shard closes it (it may be another thread). */
+                /* The owning shard closes it (it may be another thread),
+                 * first thing in its next turn. */
                 __atomic_store_n(&x->s.killed, 1, __ATOMIC_RELAXED);
+                __atomic_store_n(&sh->kill_reqs, 1, __ATOMIC_RELEASE);
+                shard_wake(sh);
             }
             killed++;
         }
@@ -395,10 +399,16 @@ static void client_help(cmd_ctx *c) {
         "    Return information about client connections. Options: TYPE, ID.",
         "NO-EVICT (ON|OFF)",
         "    Protect current client connection from eviction.",
+        "UNPAUSE",
+        "    Stop the current client pause, resuming traffic.",
+        "PAUSE <timeout> [WRITE|ALL]",
+        "    Suspend all, or just write, clients for <timeout> milliseconds.",
         "REPLY (ON|OFF|SKIP)",
         "    Control the replies sent to the current connection.",
         "SETNAME <name>",
         "    Assign the name <name> to the current connection.",
+        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+        "    Unblock the specified blocked client.",
         "HELP",
         "    Print this help.",
     };
@@ -477,6 +487,30 @@ static command client_subs[] = {
      .since = "7.0.0",
      .acl = ADMIN_ACL,
      .summary = "Set client eviction mode for the current connection"},
+    {.name = "client|pause",
+     .proc = client_pause,
+     .arity = -3,
+     .flags = CMD_ADMIN | NLS,
+     .group = "connection",
+     .since = "2.9.50",
+     .acl = ADMIN_ACL,
+     .summary = "Stop processing commands from clients for some time"},
+    {.name = "client|unpause",
+     .proc = client_unpause,
+     .arity = 2,
+     .flags = CMD_ADMIN | NLS,
+     .group = "connection",
+     .since = "6.2.0",
+     .acl = ADMIN_ACL,
+     .summary = "Resume processing of clients that were paused"},
+    {.name = "client|unblock",
+     .proc = client_unblock,
+     .arity = -3,
+     .flags = CMD_ADMIN | NLS | CMD_ALLSHARDS,
+     .group = "connection",
+     .since = "5.0.0",
+     .acl = ADMIN_ACL,
+     .summary = "Unblock a client blocked in a blocking command from a different connection"},
     {.name = "client|help",
      .proc = client_help,
      .arity = 2,

@@ -6,4 +6,8 @@
 #include "cmd/cmd.h"
 
 cmd_hops_fn cross_rename;
+/* Any command whose keys are its arguments (cmd/gather.c): the keys'
+ * entries copied to the coordinator, the handler run over the copies, the
+ * written keys put back. 0 when it must take whole-shard locks instead. */
+cmd_hops_fn cross_gather;
 #endif

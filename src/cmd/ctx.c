@@ -4,11 +4,13 @@
 #include "lib/util.h"
 #include "shard/cmdstats.h"
 #include "shard/evict.h"
+#include "shard/pause.h"
 #include "shard/shard.h"
 #include <stdarg.h>
 #include <stdio.h>
 
 db *ctx_db(cmd_ctx *c, const char *key, size_t klen) {
+    if (__builtin_expect(c->scratch != NULL, 0)) return c->scratch;
     if (!c->tx) return &c->sh->dbs[c->dbid];
     return &shards[shard_of_key(key, klen)]->dbs[c->dbid];
 }
@@ -28,7 +30,11 @@ int64_t ctx_now(cmd_ctx *c) { return c->sh->now_ms; }
 
 entry **ctx_lookup(cmd_ctx *c, int i, int reading, db **dp) {
     db *d = ctx_db(c, c->argv[i], c->argl[i]);
-    entry **l = db_find_link(d, c->argv[i], c->argl[i], ctx_now(c));
+    entry **l;
+    if (reading && __builtin_expect(pause_type(ctx_now(c)) != PAUSE_OFF, 0))
+        l = db_find_link_kept(d, c->argv[i], c->argl[i], ctx_now(c)); /* a pause deletes nothing */
+    else
+        l = db_find_link(d, c->argv[i], c->argl[i], ctx_now(c));
     if (reading) {
         if (l) c->sh->stat_hits++;
         else c->sh->stat_misses++;

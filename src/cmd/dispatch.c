@@ -14,6 +14,7 @@
 #include "shard/cmdstats.h"
 #include "shard/latency.h"
 #include "shard/msg.h"
+#include "shard/pause.h"
 #include "shard/shard.h"
 #include "shard/slowlog.h"
 #include "net/conn.h"
@@ -93,7 +94,7 @@ void exec_command(cmd_ctx *c) {
     sh->now_ms = t0 / 1000000;
     if (__builtin_expect(cfg_get(maxmemory) > 0, 0) && maxmemory_exec_refused(c)) return; /* OOM */
     sh->stat_commands++;
-    if (c->cmd->flags & CMD_WRITE) dispatch_before_write(c);
+    if ((c->cmd->flags & CMD_WRITE) && !c->scratch) dispatch_before_write(c); /* scratch: its places do it */
     size_t reply_at = c->out->len;
     c->cmd->proc(c);
     c->dur_ns = clock_ns() - t0;
@@ -109,8 +110,8 @@ void exec_command(cmd_ctx *c) {
     }
     latency_add_sample_if_needed(c->cmd->flags & CMD_FAST ? "fast-command" : "command", c->dur_ns / 1000000);
     aof_log(c, reply_at); /* AOF: log the command as it propagates (before waking blocked clients) */
-    if (c->cmd->flags & CMD_WRITE) __atomic_store_n(&sh->dirty, sh->dirty + 1, __ATOMIC_RELAXED);
-    if ((sh->block_ready || c->tx) && !c->in_exec) block_serve_ready(c);
+    if ((c->cmd->flags & CMD_WRITE) && !c->unchanged) __atomic_store_n(&sh->dirty, sh->dirty + 1, __ATOMIC_RELAXED);
+    if ((sh->block_ready || c->tx) && !c->in_exec && !c->scratch) block_serve_ready(c);
 }
 
 static void run_local(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, buf *out) {
@@ -188,6 +189,18 @@ uint64_t dispatch_route_mask(session *s, const command *cmd, int argc, const cha
     return mask;
 }
 
+/* 1 when CLIENT PAUSE holds cmd back (shard/pause.h): every command under
+ * ALL; under WRITE writes and what may replicate, EXEC by its queued
+ * commands. Syntax errors are answered first, as Redis does. */
+static int postponed(session *s, const command *cmd) {
+    int t = pause_type(s->sh->now_ms);
+    if (__builtin_expect(t == PAUSE_OFF, 1) || s->conn->rerunning) return 0;
+    if (t == PAUSE_ALL) return 1;
+    uint32_t f = cmd->flags;
+    if (f & CMD_EXEC) f |= multi_flags(s);
+    return (f & (CMD_WRITE | CMD_MAY_REPLICATE)) != 0;
+}
+
 int dispatch_command(session *s, int argc, const char **argv, const size_t *argl) {
     char err[512];
     const command *named;
@@ -195,6 +208,10 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
     if (cmd && s->conn && s->conn->txs && !(s->multi && !(cmd->flags & (CMD_EXEC | CMD_SESSION))) &&
         tx_conn_must_wait(s, cmd, argc, argv, argl)) {
         s->conn->tx_stalled = 1;
+        return DISPATCH_LATER;
+    }
+    if (cmd && s->conn && postponed(s, cmd)) {
+        conn_postpone(s->conn);
         return DISPATCH_LATER;
     }
     if (cmd && aof_deny(cmd, err, sizeof err)) cmd = NULL; /* AOF: MISCONF after a write error */

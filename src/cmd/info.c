@@ -64,7 +64,9 @@ static void sec_server(buf *o, const info_src *src) {
 
 static void sec_clients(buf *o, const info_src *src) {
     int blocked = 0;
-    for (int i = 0; i < nshards; i++) blocked += __atomic_load_n(&shards[i]->block_count, __ATOMIC_RELAXED);
+    for (int i = 0; i < nshards; i++)
+        blocked += __atomic_load_n(&shards[i]->block_count, __ATOMIC_RELAXED) +
+                   __atomic_load_n(&shards[i]->npaused, __ATOMIC_RELAXED);
     buf_printf(o,
                "connected_clients:%d\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
                "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:%d\r\n"

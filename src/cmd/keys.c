@@ -55,8 +55,11 @@ static void flushdb_cmd(cmd_ctx *c) {
     int async = flush_mode(c, 1);
     if (async < 0) return;
     int ids[MAX_SHARDS], n = ctx_shards(c, ids);
-    for (int i = 0; i < n; i++) (async ? db_clear_async : db_clear)(ctx_shard_db(c, ids[i], c->dbid));
-    watch_bump_db(c->dbid);
+    for (int i = 0; i < n; i++) {
+        db *d = ctx_shard_db(c, ids[i], c->dbid);
+        watch_touch_live(d, -1, ctx_now(c));
+        (async ? db_clear_async : db_clear)(d);
+    }
     reply_ok(c);
 }
 
@@ -69,10 +72,12 @@ static void flushall_cmd(cmd_ctx *c) {
     if (saving) snap_abort(); /* as Redis, which kills its saving child */
     for (int i = 0; i < n; i++) {
         shard *s = shards[ids[i]];
-        for (int d = 0; s->dbs && d < (int)cfg.databases_i; d++) (async ? db_clear_async : db_clear)(&s->dbs[d]);
+        for (int d = 0; s->dbs && d < (int)cfg.databases_i; d++) {
+            watch_touch_live(&s->dbs[d], -1, ctx_now(c));
+            (async ? db_clear_async : db_clear)(&s->dbs[d]);
+        }
     }
     if (saving) snap_drop_parts(ids, n);
-    watch_bump_db(-1);
     if (cfg.save_s && *cfg.save_s) persist_save(c); /* the empty dataset replaces the file, as Redis's */
     reply_ok(c);
 }
@@ -313,6 +318,8 @@ static void swapdb_cmd(cmd_ctx *c) {
     int ids[MAX_SHARDS], n = ctx_shards(c, ids);
     for (int i = 0; a != b && i < n; i++) {
         db *x = ctx_shard_db(c, ids[i], a), *y = ctx_shard_db(c, ids[i], b);
+        watch_touch_live(x, b, ctx_now(c));
+        watch_touch_live(y, a, ctx_now(c));
         db tmp = *x;
         x->t = y->t;
         x->expires = y->expires;
@@ -324,10 +331,6 @@ static void swapdb_cmd(cmd_ctx *c) {
         y->avg_ttl = tmp.avg_ttl;
         block_signal_db(x);
         block_signal_db(y);
-    }
-    if (a != b) {
-        watch_bump_db(a);
-        watch_bump_db(b);
     }
     reply_ok(c);
 }
@@ -607,7 +610,7 @@ static const command rows[] = {
     {.name = "renamenx", .proc = renamenx_cmd, .arity = 3, .flags = CMD_WRITE | CMD_FAST, .first = 1, .last = 2,
      .step = 1, .hops = cross_rename, .group = "generic", .since = "1.0.0", .acl = "keyspace write fast",
      .summary = "Rename a key, only if the new key does not exist"},
-    {.name = "copy", .proc = copy_cmd, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM, .first = 1, .last = 2,
+    {.name = "copy", .hops = cross_gather, .proc = copy_cmd, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM, .first = 1, .last = 2,
      .step = 1, .group = "generic", .since = "6.2.0", .acl = "keyspace write slow", .summary = "Copy a key"},
     {.name = "move", .proc = move_cmd, .arity = 3, .flags = CMD_WRITE | CMD_FAST, .first = 1, .last = 1, .step = 1,
      .group = "generic", .since = "1.0.0", .acl = "keyspace write fast", .summary = "Move a key to another database"},

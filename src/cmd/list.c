@@ -15,6 +15,7 @@
  * load (entry_obj), change, store (entry_set_obj); a list that loses its
  * last element is deleted by key. New lists enter the keyspace only
  * through db_add, with their elements already in them. */
+#include "cmd/cross.h"
 #include "cmd/list.h"
 #include "lib/mem.h"
 #include "server/config.h"
@@ -546,8 +547,8 @@ static void ltrim_cmd(cmd_ctx *c) {
 /* A row for a command with keys argv[1] and argv[2]. */
 #define ROW2(n, p, ar, fl, sn, ac, su)                                                                                 \
     {                                                                                                                  \
-        .name = n, .proc = p, .arity = ar, .flags = fl, .first = 1, .last = 2, .step = 1, .group = "list",             \
-        .since = sn, .acl = ac, .summary = su                                                                          \
+        .name = n, .proc = p, .arity = ar, .flags = fl, .first = 1, .last = 2, .step = 1, .hops = cross_gather,        \
+        .group = "list", .since = sn, .acl = ac, .summary = su                                                         \
     }
 
 static const command rows[] = {
@@ -576,6 +577,7 @@ static const command rows[] = {
     ROW2("rpoplpush", rpoplpush_cmd, 3, RW, "1.2.0", "write list slow",
          "Remove the last element in a list, prepend it to another list and return it"),
     {.name = "lmpop",
+     .hops = cross_gather,
      .proc = lmpop_cmd,
      .arity = -4,
      .flags = CMD_WRITE | CMD_MOVABLEKEYS,

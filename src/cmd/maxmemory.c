@@ -49,7 +49,7 @@ static int is(const command *cmd, const char *name) { return !strcmp(cmd->name, 
 int maxmemory_dispatch_refused(session *s, const command *cmd, buf *out) {
     int in_multi = s->multi != NULL;
     int exec = in_multi && (cmd->flags & CMD_EXEC);
-    int deny = (cmd->flags & CMD_DENYOOM) || (exec && (multi_queued_flags(s) & CMD_DENYOOM));
+    int deny = (cmd->flags & CMD_DENYOOM) || (exec && (multi_flags(s) & CMD_DENYOOM));
     /* Inside MULTI anything queued may take memory: only EXEC, DISCARD,
      * QUIT and RESET pass (Redis's rule). */
     if (in_multi && !is(cmd, "exec") && !is(cmd, "discard") && !is(cmd, "quit") && !is(cmd, "reset")) deny = 1;

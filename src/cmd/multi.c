@@ -1,6 +1,7 @@
 /* multi.c - see multi.h. */
 #include "cmd/multi.h"
 #include "cmd/dispatch.h"
+#include "lib/clock.h"
 #include "lib/mem.h"
 #include "lib/util.h"
 #include "persist/aof.h"
@@ -22,11 +23,14 @@ struct multi_state {
     int doomed;
 };
 
-/* One watched key: the counter it had at WATCH (watch.h). */
+/* One watched key: the counter it had at WATCH (watch.h), and when. */
 typedef struct watched {
     uint32_t slot;
     int dbid;
-    uint64_t version, db_version;
+    uint64_t version;
+    int64_t at_ms;
+    char *key;
+    size_t klen;
 } watched;
 
 struct watch_state {
@@ -37,18 +41,25 @@ struct watch_state {
 static void unwatch(session *s) {
     watch_state *ws = s->watch;
     if (!ws) return;
+    for (int i = 0; i < ws->n; i++) zfree(ws->w[i].key);
     zfree(ws->w);
     zfree(ws);
     s->watch = NULL;
     __atomic_sub_fetch(&watch_sessions, 1, __ATOMIC_SEQ_CST);
 }
 
-/* 1 when a watched key (or its database) changed since WATCH. */
-static int watch_broken(session *s) {
-    watch_state *ws = s->watch;
-    for (int i = 0; ws && i < ws->n; i++)
-        if (watch_version(ws->w[i].slot) != ws->w[i].version || watch_db_version(ws->w[i].dbid) != ws->w[i].db_version)
-            return 1;
+/* 1 when a watched key changed since WATCH: written, deleted by expiry
+ * after being live at WATCH, or still there but expired since (Redis's
+ * isWatchedKeyExpired). c holds the shards of every watched key. */
+static int watch_broken(cmd_ctx *c) {
+    watch_state *ws = c->sess->watch;
+    for (int i = 0; ws && i < ws->n; i++) {
+        watched *w = &ws->w[i];
+        if (watch_version(w->slot) != w->version || watch_expired_after(w->slot) > w->at_ms) return 1;
+        db *d = ctx_shard_db(c, shard_of_key(w->key, w->klen), w->dbid);
+        entry **l = table_link(d->t, w->key, w->klen);
+        if (l && entry_has_ttl(*l) && ctx_now(c) > entry_expire(*l) && entry_expire(*l) > w->at_ms) return 1;
+    }
     return 0;
 }
 
@@ -74,7 +85,10 @@ static void watch_cmd(cmd_ctx *c) {
         w->slot = watch_slot(s->db, c->argv[i], c->argl[i]);
         w->dbid = s->db;
         w->version = watch_version(w->slot);
-        w->db_version = watch_db_version(s->db);
+        w->at_ms = mstime();
+        w->key = zmalloc(c->argl[i] ? c->argl[i] : 1);
+        memcpy(w->key, c->argv[i], c->argl[i]);
+        w->klen = c->argl[i];
     }
     reply_ok(c);
 }
@@ -145,9 +159,10 @@ int multi_intercept(session *s, const command *cmd, int argc, const char **argv,
     return 1;
 }
 
-uint32_t multi_queued_flags(session *s) {
+uint32_t multi_flags(session *s) {
+    multi_state *m = s->multi;
     uint32_t f = 0;
-    for (int i = 0; s->multi && i < s->multi->n; i++) f |= s->multi->q[i].cmd->flags;
+    for (int i = 0; m && i < m->n; i++) f |= m->q[i].cmd->flags;
     return f;
 }
 
@@ -156,6 +171,8 @@ uint64_t multi_shards(session *s) {
     if (!m || m->doomed) return 0;
     uint64_t mask = 0;
     for (int i = 0; i < m->n; i++) mask |= dispatch_route_mask(s, m->q[i].cmd, m->q[i].argc, m->q[i].argv, m->q[i].argl);
+    for (int i = 0; s->watch && i < s->watch->n; i++) /* EXEC looks at the watched keys */
+        mask |= 1ull << shard_of_key(s->watch->w[i].key, s->watch->w[i].klen);
     return mask;
 }
 
@@ -289,7 +306,7 @@ static void exec_cmd(cmd_ctx *c) {
         multi_discard(s);
         return;
     }
-    if (watch_broken(s)) { /* a watched key changed: nothing runs */
+    if (watch_broken(c)) { /* a watched key changed: nothing runs */
         reply_null_array(c);
         multi_discard(s);
         return;

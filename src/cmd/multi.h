@@ -19,10 +19,11 @@
 int multi_intercept(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, buf *out);
 /* During MULTI: a command that could not even be resolved dooms EXEC. */
 void multi_doom(session *s);
-/* The union of the queued commands' flags (EXEC of deny-oom commands). */
-uint32_t multi_queued_flags(session *s);
 /* Shards EXEC needs (bit i: shard i); 0 when nothing would run. */
 uint64_t multi_shards(session *s);
+/* The flags of the queued commands, ORed (CLIENT PAUSE WRITE looks at an
+ * EXEC's commands). */
+uint32_t multi_flags(session *s);
 /* EXEC of a session whose queued commands each have their keys on one
  * shard, over several shards, and no WATCH: starts it as one split
  * transaction (tx.h) whose part on each shard runs that shard's commands

@@ -206,59 +206,6 @@ static void shutdown_cmd(cmd_ctx *c) {
     kill(getpid(), SIGTERM);
 }
 
-/* A client on a Unix socket or a loopback address. */
-static int is_local(const session *s) {
-    const conn *x = s ? s->conn : NULL;
-    if (!x) return 1; /* the embedded engine */
-    return x->is_unix || !strncmp(x->addr, "127.", 4) || !strncmp(x->addr, "::1:", 4);
-}
-
-static int debug_allowed(cmd_ctx *c) {
-    int64_t mode = cfg_get(enable_debug_command);
-    if (mode == CFG_ALLOW_YES || (mode == CFG_ALLOW_LOCAL && is_local(c->sess))) return 1;
-    reply_error(c, "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", "
-                   "you can run it from a local connection, otherwise you need to set this option in the "
-                   "configuration file, and then restart the server.");
-    return 0;
-}
-
-/* DEBUG SLEEP seconds | DEBUG RELOAD [NOSAVE] [NOFLUSH] | DEBUG HELP */
-static void debug_cmd(cmd_ctx *c) {
-    if (!debug_allowed(c)) return;
-    if (arg_is(c, 1, "sleep") && c->argc == 3) {
-        /* As Redis: strtod, so "abc" sleeps 0 s; capped at an hour here. */
-        char tmp[64];
-        snprintf(tmp, sizeof tmp, "%.*s", (int)(c->argl[2] < 63 ? c->argl[2] : 63), c->argv[2]);
-        double secs = strtod(tmp, NULL);
-        if (secs > 0) {
-            if (secs > 3600) secs = 3600;
-            struct timespec ts = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
-            nanosleep(&ts, NULL);
-        }
-        reply_ok(c);
-        return;
-    }
-    if (arg_is(c, 1, "reload")) {
-        persist_debug_reload(c);
-        return;
-    }
-    if (arg_is(c, 1, "help") && c->argc == 2) {
-        static const char *const lines[] = {
-            "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "RELOAD [NOSAVE] [NOFLUSH]",
-            "    Save the RDB on disk and reload it back to memory.",
-            "SLEEP <seconds>",
-            "    Stop the server for <seconds>. Decimals allowed.",
-            "HELP",
-            "    Print this help.",
-        };
-        reply_help_lines(c, lines, (int)(sizeof lines / sizeof lines[0]));
-        return;
-    }
-    reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try DEBUG HELP.",
-                 (int)(c->argl[1] > 128 ? 128 : c->argl[1]), c->argv[1]);
-}
-
 #define ADM CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE
 #define ADMIN_ACL "admin slow dangerous"
 static command config_subs[] = {
@@ -329,14 +276,6 @@ static const command rows[] = {
      .since = "1.0.0",
      .acl = ADMIN_ACL,
      .summary = "Synchronously save the dataset to disk and then shut down the server"},
-    {.name = "debug",
-     .proc = debug_cmd,
-     .arity = -2,
-     .flags = ADM | CMD_ALLSHARDS,
-     .group = "server",
-     .since = "1.0.0",
-     .acl = ADMIN_ACL,
-     .summary = "A container for debugging commands"},
 };
 
 void server_register(void) {

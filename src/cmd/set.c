@@ -19,6 +19,7 @@
  * Results of the algebra are built with the same add/remove rules as Redis
  * (starting from an empty intset), so OBJECT ENCODING of a stored result is
  * Redis's. Random picks use the executing shard's generator. */
+#include "cmd/cross.h"
 #include "cmd/cmd.h"
 #include "cmd/set.h"
 #include "core/intset.h"
@@ -1030,6 +1031,7 @@ static const command rows[] = {
      .acl = "write set fast",
      .summary = "Remove and return one or multiple random members from a set"},
     {.name = "smove",
+     .hops = cross_gather,
      .proc = smove_cmd,
      .arity = 4,
      .flags = CMD_WRITE | CMD_FAST,
@@ -1041,6 +1043,7 @@ static const command rows[] = {
      .acl = "write set fast",
      .summary = "Move a member from one set to another"},
     {.name = "sinter",
+     .hops = cross_gather,
      .proc = sinter_cmd,
      .arity = -2,
      .flags = CMD_READONLY,
@@ -1050,6 +1053,7 @@ static const command rows[] = {
      .acl = "read set slow",
      .summary = "Intersect multiple sets"},
     {.name = "sintercard",
+     .hops = cross_gather,
      .proc = sintercard_cmd,
      .arity = -3,
      .flags = CMD_READONLY | CMD_MOVABLEKEYS,
@@ -1059,6 +1063,7 @@ static const command rows[] = {
      .acl = "read set slow",
      .summary = "Intersect multiple sets and return the cardinality of the result"},
     {.name = "sinterstore",
+     .hops = cross_gather,
      .proc = sinterstore_cmd,
      .arity = -3,
      .flags = CMD_WRITE | CMD_DENYOOM,
@@ -1068,6 +1073,7 @@ static const command rows[] = {
      .acl = "write set slow",
      .summary = "Intersect multiple sets and store the resulting set in a key"},
     {.name = "sunion",
+     .hops = cross_gather,
      .proc = sunion_cmd,
      .arity = -2,
      .flags = CMD_READONLY,
@@ -1077,6 +1083,7 @@ static const command rows[] = {
      .acl = "read set slow",
      .summary = "Add multiple sets"},
     {.name = "sunionstore",
+     .hops = cross_gather,
      .proc = sunionstore_cmd,
      .arity = -3,
      .flags = CMD_WRITE | CMD_DENYOOM,
@@ -1086,6 +1093,7 @@ static const command rows[] = {
      .acl = "write set slow",
      .summary = "Add multiple sets and store the resulting set in a key"},
     {.name = "sdiff",
+     .hops = cross_gather,
      .proc = sdiff_cmd,
      .arity = -2,
      .flags = CMD_READONLY,
@@ -1095,6 +1103,7 @@ static const command rows[] = {
      .acl = "read set slow",
      .summary = "Subtract multiple sets"},
     {.name = "sdiffstore",
+     .hops = cross_gather,
      .proc = sdiffstore_cmd,
      .arity = -3,
      .flags = CMD_WRITE | CMD_DENYOOM,

@@ -13,6 +13,7 @@
  * A pattern names other keys ("w_*", "h_*->field"), which may live on any
  * shard: sort_route sends such commands to a transaction over every shard,
  * and ctx_db then finds each pattern key's database. */
+#include "cmd/cross.h"
 #include "cmd/cmd.h"
 #include "cmd/hash.h"
 #include "cmd/list.h"
@@ -463,11 +464,11 @@ static void sort_cmd(cmd_ctx *c) { sort_generic(c, 0); }
 static void sort_ro_cmd(cmd_ctx *c) { sort_generic(c, 1); }
 
 static const command rows[] = {
-    {.name = "sort", .proc = sort_cmd, .arity = -2, .flags = CMD_WRITE | CMD_DENYOOM | CMD_MOVABLEKEYS, .first = 1,
+    {.name = "sort", .hops = cross_gather, .proc = sort_cmd, .arity = -2, .flags = CMD_WRITE | CMD_DENYOOM | CMD_MOVABLEKEYS, .first = 1,
      .last = 1, .step = 1, .keys = sort_keys, .route = sort_route, .group = "generic", .since = "1.0.0",
      .acl = "write set sortedset list slow dangerous",
      .summary = "Sort the elements in a list, set or sorted set, optionally storing the result"},
-    {.name = "sort_ro", .proc = sort_ro_cmd, .arity = -2, .flags = CMD_READONLY | CMD_MOVABLEKEYS, .first = 1,
+    {.name = "sort_ro", .hops = cross_gather, .proc = sort_ro_cmd, .arity = -2, .flags = CMD_READONLY | CMD_MOVABLEKEYS, .first = 1,
      .last = 1, .step = 1, .keys = sort_ro_keys, .route = sort_ro_route, .group = "generic", .since = "7.0.0",
      .acl = "read set sortedset list slow dangerous", .summary = "Sort the elements in a list, set or sorted set. Read-only variant of SORT."},
 };

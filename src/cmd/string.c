@@ -11,6 +11,7 @@
  * keeps the key's expire, except SET without KEEPTTL, SETEX, PSETEX and
  * GETSET, which replace it. Lengths are bounded by proto-max-bulk-len before
  * anything is allocated. */
+#include "cmd/cross.h"
 #include "cmd/string.h"
 #include "cmd/cmd.h"
 #include "lib/mem.h"
@@ -740,6 +741,7 @@ static const command rows[] = {
     ROW1("setrange", setrange_cmd, 4, RW, "2.2.0", "write string slow",
          "Overwrite part of a string at key starting at the specified offset"),
     {.name = "lcs",
+     .hops = cross_gather,
      .proc = lcs_cmd,
      .arity = -3,
      .flags = CMD_READONLY,
@@ -775,6 +777,7 @@ static const command rows[] = {
      .acl = "write string slow",
      .summary = "Set multiple keys to multiple values"},
     {.name = "msetnx",
+     .hops = cross_gather,
      .proc = msetnx_cmd,
      .arity = -3,
      .flags = RW,

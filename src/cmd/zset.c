@@ -9,6 +9,7 @@
  * zset_big answers by member through its smap and by rank, score or lex
  * bound through its B+tree in O(log n). Both are read through the same
  * rank cursor (zcur), so the commands do not care which one they have. */
+#include "cmd/cross.h"
 #include "cmd/zset.h"
 #include "lib/mem.h"
 #include "server/config.h"
@@ -1126,6 +1127,7 @@ static const command rows[] = {
      .acl = "write sortedset fast",
      .summary = "Remove and return members with the highest scores in a sorted set"},
     {.name = "zmpop",
+     .hops = cross_gather,
      .proc = zmpop_cmd,
      .arity = -4,
      .flags = CMD_WRITE | CMD_MOVABLEKEYS,

@@ -13,6 +13,7 @@
  * Plain sets are read through set.c's value layout, documented at the top
  * of that file: a tagged pointer, low bit 0 an intset, low bit 1 an
  * SMAP_SET smap. */
+#include "cmd/cross.h"
 #include "cmd/zset.h"
 #include "core/intset.h"
 #include "lib/mem.h"
@@ -335,12 +336,14 @@ static void zdiffstore_cmd(cmd_ctx *c) { algebra_generic(c, 2, 1, OP_DIFF, 0); }
 #define READ_ROW(nm, fn, sum)                                                                                          \
     {                                                                                                                  \
         .name = nm, .proc = fn, .arity = -3, .flags = CMD_READONLY | CMD_MOVABLEKEYS, .keys = plain_keys,              \
+        .hops = cross_gather,                                                                                          \
         .group = "sorted_set", .since = "6.2.0", .acl = "read sortedset slow", .summary = sum                          \
     }
 #define STORE_ROW(nm, fn, ver, sum)                                                                                    \
     {                                                                                                                  \
         .name = nm, .proc = fn, .arity = -4, .flags = CMD_WRITE | CMD_DENYOOM | CMD_MOVABLEKEYS, .first = 1,           \
-        .last = 1, .step = 1, .keys = store_keys, .group = "sorted_set", .since = ver, .acl = "write sortedset slow",  \
+        .last = 1, .step = 1, .keys = store_keys, .hops = cross_gather, .group = "sorted_set", .since = ver,            \
+        .acl = "write sortedset slow",                                                                                 \
         .summary = sum                                                                                                 \
     }
 static const command rows[] = {
@@ -348,6 +351,7 @@ static const command rows[] = {
     READ_ROW("zinter", zinter_cmd, "Intersect multiple sorted sets"),
     READ_ROW("zdiff", zdiff_cmd, "Subtract multiple sorted sets"),
     {.name = "zintercard",
+     .hops = cross_gather,
      .proc = zintercard_cmd,
      .arity = -3,
      .flags = CMD_READONLY | CMD_MOVABLEKEYS,

@@ -9,6 +9,7 @@
  * that run forward or backward, a STORE copies it in ascending order and a
  * removal deletes it; LIMIT costs nothing however large it is, and a reply
  * never holds more than the set has. */
+#include "cmd/cross.h"
 #include "cmd/zset.h"
 
 enum { ZRT_AUTO, ZRT_RANK, ZRT_SCORE, ZRT_LEX };
@@ -224,6 +225,7 @@ static void zremrangebylex_cmd(cmd_ctx *c) { remrange_generic(c, ZRT_LEX); }
 static const command rows[] = {
     READ_ROW("zrange", zrange_cmd, "Return a range of members in a sorted set", "1.2.0"),
     {.name = "zrangestore",
+     .hops = cross_gather,
      .proc = zrangestore_cmd,
      .arity = -5,
      .flags = CMD_WRITE | CMD_DENYOOM,

@@ -97,7 +97,7 @@ void lobj_push(void **o, int fill, int where, const char *s, size_t len) {
     if (!is_big(*o)) {
         pack *p = *o;
         size_t n = pack_count(p);
-        if (n == 0 || quicklist_fill_allows(fill, pack_size_insert(p, s, len), n + 1)) {
+        if (n == 0 || (quicklist_may_join(p, len) && quicklist_fill_allows(fill, pack_size_insert(p, s, len), n + 1))) {
             *o = where == QL_HEAD ? pack_prepend(p, s, len) : pack_append(p, s, len);
             return;
         }
@@ -162,7 +162,7 @@ static ql_pos as_ql_pos(const lobj_pos *pos, quicklist *ql) {
 void lobj_insert(void **o, int fill, const lobj_pos *pos, int after, const char *s, size_t len) {
     if (!is_big(*o)) {
         pack *p = *o;
-        if (quicklist_fill_allows(fill, pack_size_insert(p, s, len), pack_count(p) + 1)) {
+        if (quicklist_may_join(p, len) && quicklist_fill_allows(fill, pack_size_insert(p, s, len), pack_count(p) + 1)) {
             size_t at = pos->off;
             if (after) {
                 at = pack_next(p, pos->off);
@@ -180,7 +180,8 @@ void lobj_insert(void **o, int fill, const lobj_pos *pos, int after, const char 
 void lobj_replace(void **o, int fill, const lobj_pos *pos, const char *s, size_t len) {
     if (!is_big(*o)) {
         pack *p = *o;
-        if (pack_count(p) == 1 || quicklist_fill_allows(fill, pack_size_replace(p, pos->off, s, len), pack_count(p))) {
+        if (pack_count(p) == 1 || (quicklist_may_join(p, len) &&
+                                   quicklist_fill_allows(fill, pack_size_replace(p, pos->off, s, len), pack_count(p)))) {
             *o = pack_replace(p, pos->off, s, len);
             return;
         }

@@ -61,6 +61,19 @@ int quicklist_fill_allows(int fill, size_t bytes, size_t count) {
     return bytes <= SAFETY_BYTES && count <= (size_t)fill;
 }
 
+static size_t packed_threshold = (size_t)1 << 30;
+
+void quicklist_set_packed_threshold(size_t bytes) { __atomic_store_n(&packed_threshold, bytes, __ATOMIC_RELAXED); }
+
+int quicklist_may_join(const pack *p, size_t len) {
+    size_t t = __atomic_load_n(&packed_threshold, __ATOMIC_RELAXED);
+    if (len >= t) return 0;
+    if (pack_count(p) != 1) return 1;
+    pack_val v;
+    pack_get(p, pack_first(p), &v);
+    return !(v.s && v.len >= t);
+}
+
 /* 1 when a node of `bytes` bytes and `count` elements obeys ql's fill rule. */
 static int fits(const quicklist *ql, size_t bytes, size_t count) {
     return quicklist_fill_allows(ql->fill, bytes, count);
@@ -70,7 +83,7 @@ static int fits(const quicklist *ql, size_t bytes, size_t count) {
 static int allow(const quicklist *ql, size_t i, const char *s, size_t len) {
     if (i >= ql->nodes) return 0;
     const pack *p = node(ql, i);
-    return fits(ql, pack_size_insert(p, s, len), pack_count(p) + 1);
+    return quicklist_may_join(p, len) && fits(ql, pack_size_insert(p, s, len), pack_count(p) + 1);
 }
 
 /* Makes p (not empty) node i, shifting the nodes from i on; counts its
@@ -291,6 +304,7 @@ static void merge_if_fits(quicklist *ql, size_t i) {
     if (i + 1 >= ql->nodes) return;
     pack *a = node(ql, i), *b = node(ql, i + 1);
     if (!fits(ql, pack_size_merge(a, b), pack_count(a) + pack_count(b))) return;
+    if (!quicklist_may_join(a, 0) || !quicklist_may_join(b, 0)) return; /* a large element stays alone */
     pack **s = slots(ql);
     s[i] = pack_merge(a, b); /* the elements stay counted */
     s[i + 1] = NULL;
@@ -345,7 +359,8 @@ void quicklist_insert(quicklist *ql, const ql_pos *pos, int after, const char *s
 void quicklist_replace(quicklist *ql, const ql_pos *pos, const char *s, size_t len) {
     size_t i = pos->node;
     pack *n = node(ql, i);
-    if (pack_count(n) == 1 || fits(ql, pack_size_replace(n, pos->off, s, len), pack_count(n))) {
+    if (pack_count(n) == 1 ||
+        (quicklist_may_join(n, len) && fits(ql, pack_size_replace(n, pos->off, s, len), pack_count(n)))) {
         slots(ql)[i] = pack_replace(n, pos->off, s, len);
         return;
     }

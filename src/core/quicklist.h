@@ -37,6 +37,13 @@ typedef struct ql_pos {
 
 enum { QL_HEAD = 0, QL_TAIL = 1 };
 
+/* Elements of at least `bytes` bytes (default 1 GB; DEBUG
+ * QUICKLIST-PACKED-THRESHOLD) are "plain": each has a node of its own.
+ * Any thread (a relaxed atomic). */
+void quicklist_set_packed_threshold(size_t bytes);
+/* 0 when an element of len bytes may not share node p (either is plain). */
+int quicklist_may_join(const pack *p, size_t len);
+
 /* An empty list whose nodes follow `fill` (list-max-listpack-size). */
 quicklist *quicklist_create(int fill);
 /* Frees *ql with all its nodes (may be NULL) and sets *ql to NULL. */

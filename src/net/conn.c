@@ -12,6 +12,7 @@
 #include "server/config.h"
 #include "shard/block.h"
 #include "shard/cmdstats.h"
+#include "shard/pause.h"
 #include "shard/shard.h"
 #include <errno.h>
 #include <stdio.h>
@@ -74,10 +75,36 @@ void conn_slots_flush(conn *c) {
     if (c->out.len > c->out_pos) schedule_write(c);
 }
 
+int64_t conn_rbuf_peak_reset_ms = CONN_RBUF_PEAK_RESET_MS;
+int conn_rbuf_resizing = 1;
+
+/* Gives back what a drained reply buffer holds beyond rbuf_keep. */
+static void rbuf_trim(conn *c) {
+    if (c->out.len || c->out.cap <= c->rbuf_keep) return;
+    c->out.p = zrealloc(c->out.p, c->rbuf_keep);
+    c->out.cap = c->rbuf_keep;
+}
+
+void conn_cron(conn *c, int64_t now) {
+    if (!__atomic_load_n(&conn_rbuf_resizing, __ATOMIC_RELAXED)) return;
+    size_t keep = c->rbuf_keep;
+    if (keep / 2 >= CONN_RBUF_MIN && c->rbuf_peak < keep / 2)
+        c->rbuf_keep = c->rbuf_peak + 1 > CONN_RBUF_MIN ? c->rbuf_peak + 1 : CONN_RBUF_MIN;
+    else if (keep * 2 <= CONN_RBUF_CHUNK * 2 && c->rbuf_peak >= keep)
+        c->rbuf_keep = keep * 2 < CONN_RBUF_CHUNK ? keep * 2 : CONN_RBUF_CHUNK;
+    int64_t reset = __atomic_load_n(&conn_rbuf_peak_reset_ms, __ATOMIC_RELAXED);
+    if (reset >= 0 && now - c->rbuf_peak_reset >= reset) {
+        c->rbuf_peak = c->out.len - c->out_pos;
+        c->rbuf_peak_reset = now;
+    }
+    rbuf_trim(c);
+}
+
 conn *conn_create(shard *sh, int fd, int is_unix) {
     conn *c = zcalloc(sizeof *c);
     c->fd = fd;
     c->sh = sh;
+    c->rbuf_keep = CONN_RBUF_CHUNK;
     c->is_unix = is_unix;
     c->s.id = session_next_id();
     c->s.resp = 2;
@@ -134,6 +161,10 @@ void conn_close(conn *c) {
     c->closed = 1;
     shard *sh = c->sh;
     block_conn_closed(c);
+    if (c->postponed) {
+        c->postponed = 0;
+        sh->npaused--;
+    }
     epoll_ctl(sh->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     c->fd = -1;
@@ -145,6 +176,23 @@ void conn_close(conn *c) {
     pthread_mutex_unlock(&sh->conns_lock);
     __atomic_fetch_sub(&conn_count_total, 1, __ATOMIC_RELAXED);
     conn_release_if_done(c);
+}
+
+void conn_postpone(conn *c) {
+    if (c->postponed) return;
+    c->postponed = 1;
+    c->sh->npaused++;
+    c->sh->pause_seen = pause_epoch();
+}
+
+void conn_resume_postponed(shard *sh) {
+    sh->pause_seen = pause_epoch();
+    for (conn *c = sh->conns; c && sh->npaused; c = c->all_next) {
+        if (!c->postponed) continue;
+        c->postponed = 0;
+        sh->npaused--;
+        shard_add_pending(sh, c); /* its command is dispatched again: it may be postponed again */
+    }
 }
 
 void shard_add_pending(shard *sh, conn *c) {
@@ -176,7 +224,8 @@ void conn_process(conn *c) {
         conn_close(c);
         return;
     }
-    while (!c->closed && !c->waiting && !c->tx_stalled && !c->held && !c->blocked && !(c->s.flags & SESS_CLOSE_AFTER_REPLY)) {
+    while (!c->closed && !c->waiting && !c->tx_stalled && !c->held && !c->blocked && !c->postponed &&
+           !(c->s.flags & SESS_CLOSE_AFTER_REPLY)) {
         if (sh->locked_by) {
             shard_add_pending(sh, c);
             break;
@@ -184,7 +233,9 @@ void conn_process(conn *c) {
         if (c->rerun) { /* a blocked command handed back by the serving shard */
             struct blocked *b = c->rerun;
             c->rerun = NULL;
+            c->rerunning = 1; /* a command already under way: never postponed */
             block_rerun(&c->s, b);
+            c->rerunning = 0;
             continue;
         }
         int r = resp_parse(&c->rp, &c->qbuf);
@@ -261,6 +312,7 @@ static void set_epout(conn *c, int on) {
 }
 
 static void write_out(conn *c) {
+    if (c->out.len - c->out_pos > c->rbuf_peak) c->rbuf_peak = c->out.len - c->out_pos;
     while (c->out.len > c->out_pos) {
         ssize_t n = write(c->fd, c->out.p + c->out_pos, c->out.len - c->out_pos);
         if (n < 0) {
@@ -274,7 +326,7 @@ static void write_out(conn *c) {
     }
     if (c->out_pos == c->out.len) {
         c->out.len = c->out_pos = 0;
-        if (c->out.cap > 64 * 1024) buf_free(&c->out);
+        rbuf_trim(c);
         set_epout(c, 0);
         if ((c->s.flags & SESS_CLOSE_AFTER_REPLY) && !c->sq_head) conn_close(c);
     } else {
@@ -311,6 +363,6 @@ void conn_describe(conn *c, buf *o, int64_t now) {
                "oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d\n",
                (unsigned long long)c->s.id, c->addr, c->laddr, c->fd, c->s.name ? c->s.name : "",
                (long long)((now - c->s.ctime_ms) / 1000), (long long)((now - c->last_io_ms) / 1000), c->s.db,
-               c->qbuf.len, c->qbuf.cap - c->qbuf.len, c->qbuf.cap, c->qbuf.len, c->out.len - c->out_pos,
+               c->qbuf.len, c->qbuf.cap - c->qbuf.len, c->rbuf_keep, c->rbuf_peak, c->out.len - c->out_pos,
                c->qbuf.cap + c->out.cap + sizeof *c, c->s.lastcmd, c->s.resp);
 }

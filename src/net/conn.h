@@ -78,7 +78,31 @@ typedef struct conn {
     char addr[128], laddr[128];
     int is_unix;
     uint64_t cmds;
+    int postponed;             /* its next command waits for CLIENT PAUSE to end (shard/pause.h) */
+    int unblock_req;           /* atomic: CLIENT UNBLOCK asked (shard/block.h) */
+    int rerunning;             /* running a blocked command handed back (never postponed) */
+    size_t rbuf_keep;          /* reply buffer kept between replies (CLIENT LIST rbs) */
+    size_t rbuf_peak;          /* most reply bytes held at once since the last reset (rbp) */
+    int64_t rbuf_peak_reset;   /* when rbuf_peak was last reset (ms) */
 } conn;
+
+/* Reply buffer sizing, as Redis's clients cron: a drained buffer keeps at
+ * most rbuf_keep bytes; conn_cron halves rbuf_keep (not below 1 KB) when
+ * the peak stayed under half of it and doubles it (up to 16 KB) when the
+ * peak filled it. The peak restarts every conn_rbuf_peak_reset_ms (-1:
+ * never). DEBUG REPLYBUFFER changes both (any thread, relaxed atomics). */
+#define CONN_RBUF_MIN 1024
+#define CONN_RBUF_CHUNK (16 * 1024)
+#define CONN_RBUF_PEAK_RESET_MS 5000
+extern int64_t conn_rbuf_peak_reset_ms;
+extern int conn_rbuf_resizing;
+/* CLIENT PAUSE: c stops before its next command until the pause changes
+ * (it counts as a blocked client meanwhile). */
+void conn_postpone(conn *c);
+/* The pause changed: every postponed connection of sh tries again. */
+void conn_resume_postponed(struct shard *sh);
+/* The per-connection part of the shard's cron (reply buffer sizing). */
+void conn_cron(conn *c, int64_t now_ms);
 
 uint64_t session_next_id(void);
 /* Where the reply of a command run locally goes right now. */

@@ -121,6 +121,10 @@ int aof_open_at_start(struct aof_manifest *m, uint64_t base_size);
 /* Replays the base and incr files of m into the shards (not running yet);
  * *base_size gets the base file's size. -1 logged. */
 int aof_load_files(const struct aof_manifest *m, int threads, uint64_t *base_size);
+/* DEBUG LOADAOF: the caller (running on sh) holds every shard and has
+ * emptied them; replays the files of the manifest on disk into them.
+ * 0 ok (no manifest: nothing loaded), -1 logged. */
+int aof_reload(struct shard *sh);
 /* Replays a stream of commands held in memory (as the content of an incr
  * file called name) into the shards, in loading mode; a short or
  * unfinished tail is refused here (only a file can be truncated). 0 ok,

@@ -200,7 +200,7 @@ static void remove_old(const aof_manifest *old, const aof_manifest *m) {
     for (int l = 0; l < 3; l++)
         for (int i = 0; i < counts[l]; i++) {
             const char *n = lists[l][i].name;
-            if (!strcmp(n, m->base.name) || !strcmp(n, m->incr[0].name)) continue;
+            if (!strcmp(n, m->base.name) || (m->nincr && !strcmp(n, m->incr[0].name))) continue;
             log_msg(LOG_NOTICE, "Removing the history file %s", n);
             aof_path(&path, n);
             unlink(path.p);
@@ -274,17 +274,22 @@ typedef struct rewrite {
 static void rewrite_done(int ok, void *arg) {
     rewrite *rw = arg;
     aof_manifest cur, m = {0};
-    if (ok && aof_manifest_read(&cur) > 0) {
+    int have = ok ? aof_manifest_read(&cur) : -1;
+    if (ok && have == 0 && !rw->incr) { /* appendonly no and no AOF yet: the base alone */
+        memset(&cur, 0, sizeof cur);
+        have = 1;
+    }
+    if (ok && have > 0) {
         m.base_seq = cur.base_seq > rw->base_seq ? cur.base_seq : rw->base_seq;
         m.incr_seq = cur.incr_seq;
         aof_manifest_set_base(&m, rw->base, rw->base_seq);
         for (int i = 0; i < cur.nincr; i++)
-            if (cur.incr[i].seq >= rw->incr_seq) aof_manifest_add_incr(&m, cur.incr[i].name, cur.incr[i].seq);
-        if (m.nincr && manifest_write(&m) == 0) {
+            if (rw->incr && cur.incr[i].seq >= rw->incr_seq) aof_manifest_add_incr(&m, cur.incr[i].name, cur.incr[i].seq);
+        if ((m.nincr || !rw->incr) && manifest_write(&m) == 0) {
             remove_old(&cur, &m);
             buf path = {0};
             aof_path(&path, rw->base);
-            aof_writer_set_base((uint64_t)file_size(path.p));
+            if (rw->incr) aof_writer_set_base((uint64_t)file_size(path.p));
             buf_free(&path);
         } else {
             ok = 0;
@@ -320,11 +325,28 @@ int aof_rewrite_start(const int *ids, int n, int64_t now_ms, char *err, size_t e
         snprintf(err, errlen, "ERR Can't open or create the append-only dir");
         return -1;
     }
-    if (!aof_active()) return 0; /* as Redis with appendonly no: nothing to rewrite */
     aof_manifest a;
     if (aof_manifest_read(&a) < 0) {
         snprintf(err, errlen, "ERR Can't read the AOF manifest");
         return -1;
+    }
+    if (!aof_active()) { /* as Redis with appendonly no: a new base, the manifest lists it alone */
+        rewrite *rw = zcalloc(sizeof *rw);
+        rw->t0 = mono_us();
+        rw->base_seq = a.base_seq + 1;
+        buf name = {0};
+        aof_name_base(&name, cfg.appendfilename_s, rw->base_seq, 1);
+        rw->base = zstrndup(name.p, name.len);
+        aof_path(&name, rw->base);
+        int rc = snap_start(ids, n, name.p, now_ms, SNAP_AOF, rewrite_done, rw, err, errlen);
+        if (rc < 0) {
+            __atomic_store_n(&aof_rewrite_ok, 0, __ATOMIC_RELAXED);
+            zfree(rw->base);
+            zfree(rw);
+        }
+        buf_free(&name);
+        aof_manifest_free(&a);
+        return rc;
     }
     rewrite *rw = zcalloc(sizeof *rw);
     rw->t0 = mono_us();

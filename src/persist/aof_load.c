@@ -43,7 +43,8 @@ typedef struct replay {
     size_t n;
     int last; /* the last file of the manifest: it may be truncated */
     int dbid;
-    tx all; /* "holds" every shard: ctx_db routes each key */
+    shard *sh; /* the executing shard (shards[0] at startup) */
+    tx all;    /* "holds" every shard: ctx_db routes each key */
     session *sess;
     buf out; /* replies, discarded */
     aof_cmd cmd;
@@ -55,6 +56,7 @@ static void replay_init(replay *r, const char *name, const char *path, int last,
     r->path = path;
     r->last = last;
     r->sess = sess;
+    r->sh = shards[0];
     r->all.n = nshards;
     for (int i = 0; i < nshards; i++)
         r->all.ids[i] = i;
@@ -94,7 +96,7 @@ static void run(replay *r, const aof_cmd *cmd, const command *c) {
         r->sess->db = r->dbid;
         return;
     }
-    shard *sh = shards[0];
+    shard *sh = r->sh;
     sh->now_ms = mstime();
     cmd_ctx x = {.sh = sh,
                  .sess = r->sess,
@@ -196,12 +198,14 @@ static int load_rdb(replay *r, int threads, size_t *pos) {
     return 0;
 }
 
-/* Loads one file of the manifest. 0 ok, -1 logged. */
-static int load_one(const char *name, int last, int threads, session *sess) {
+/* Loads one file of the manifest, running its commands on sh. 0 ok, -1
+ * logged. */
+static int load_one(const char *name, int last, int threads, session *sess, shard *sh) {
     buf path = {0};
     aof_path(&path, name);
     replay r;
     replay_init(&r, name, path.p, last, sess);
+    r.sh = sh;
     int rc = -1, fd = open(path.p, O_RDONLY | O_CLOEXEC);
     struct stat sb;
     void *map = MAP_FAILED;
@@ -265,7 +269,8 @@ static int sizes(const aof_manifest *m, uint64_t *total, uint64_t *base_size) {
     return rc;
 }
 
-int aof_load_files(const aof_manifest *m, int threads, uint64_t *base_size) {
+/* The files of m into the shards, commands run on sh. */
+static int load_files(const aof_manifest *m, int threads, uint64_t *base_size, shard *sh) {
     uint64_t total;
     if (sizes(m, &total, base_size) < 0) return -1;
     if (total == 0) return 0;
@@ -278,7 +283,7 @@ int aof_load_files(const aof_manifest *m, int threads, uint64_t *base_size) {
         const char *name = i < 0 ? m->base.name : m->incr[i].name;
         if (!name) continue;
         int64_t t1 = mono_us();
-        rc = load_one(name, ++k == nfiles, threads, sess);
+        rc = load_one(name, ++k == nfiles, threads, sess, sh);
         if (rc == 0)
             log_msg(LOG_NOTICE, "DB loaded from %s file %s: %.3f seconds", i < 0 ? "base" : "incr", name,
                     (double)(mono_us() - t1) / 1e6);
@@ -286,9 +291,26 @@ int aof_load_files(const aof_manifest *m, int threads, uint64_t *base_size) {
     aof_loading = 0;
     engine_session_free(sess);
     buf_free(&out);
+    if (rc == 0) log_msg(LOG_NOTICE, "DB loaded from append only file: %.3f seconds", (double)(mono_us() - t0) / 1e6);
+    return rc;
+}
+
+int aof_load_files(const aof_manifest *m, int threads, uint64_t *base_size) {
+    int rc = load_files(m, threads, base_size, shards[0]);
     for (int i = 0; i < nshards; i++) /* the replay is not traffic */
         shards[i]->stat_commands = shards[i]->stat_hits = shards[i]->stat_misses = shards[i]->dirty = 0;
-    if (rc == 0) log_msg(LOG_NOTICE, "DB loaded from append only file: %.3f seconds", (double)(mono_us() - t0) / 1e6);
+    return rc;
+}
+
+int aof_reload(shard *sh) {
+    aof_manifest m;
+    int have = aof_manifest_read(&m);
+    uint64_t base_size = 0;
+    int rc = have < 0 ? -1 : 0;
+    if (have > 0) {
+        rc = load_files(&m, 1, &base_size, sh);
+        aof_manifest_free(&m);
+    }
     return rc;
 }
 

@@ -139,8 +139,7 @@ static void enum_error(const char *const *opts, char *err, size_t el) {
 
 /* ---- value parsers ---- */
 
-/* "1gb" -> bytes, as Redis's memtoull: whole non-negative numbers only. */
-static int parse_mem(const char *s, int64_t *out) {
+int cfg_parse_memory(const char *s, int64_t *out) {
     const char *p = s;
     while (isdigit((unsigned char)*p))
         p++;
@@ -200,7 +199,7 @@ static int parse_obuf(const char *v, int64_t lim[3][3], char *err, size_t el) {
         }
         int64_t h, s;
         long long secs;
-        if (!parse_mem(tok[i + 1], &h) || !parse_mem(tok[i + 2], &s) ||
+        if (!cfg_parse_memory(tok[i + 1], &h) || !cfg_parse_memory(tok[i + 2], &s) ||
             !str2ll(tok[i + 3], strlen(tok[i + 3]), &secs) || secs < 0) {
             why = "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
             break;
@@ -390,7 +389,7 @@ static int set_row(int i, const char *v, char *err, size_t el) {
         return set_int(i, v, err, el);
     case CT_MEM: {
         int64_t x;
-        if (!parse_mem(v, &x)) {
+        if (!cfg_parse_memory(v, &x)) {
             snprintf(err, el, "argument must be a memory value");
             return -1;
         }

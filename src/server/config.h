@@ -34,8 +34,8 @@ enum {
  * the index of their option (config.c lists the options); CT_STR rows may
  * have a checker in config.c (save, maxmemory-policy, cpu-affinity). */
 #define CONFIG_TABLE(X)                                                                                                \
-    X("port", port, CT_INT, "6379", 0, 65535, CFG_FIXED)                                                               \
-    X("bind", bind, CT_STR, "127.0.0.1", 0, 0, CFG_FIXED)                                                              \
+    X("port", port, CT_INT, "6379", 0, 65535, 1)                                                                    \
+    X("bind", bind, CT_STR, "127.0.0.1", 0, 0, 1)                                                                   \
     X("unixsocket", unixsocket, CT_STR, "", 0, 0, 0)                                                                   \
     X("unixsocketperm", unixsocketperm, CT_INT, "0", 0, 0777, 0)                                                       \
     X("maxclients", maxclients, CT_INT, "10000", 1, 4294967295LL, 1)                                                   \
@@ -99,6 +99,7 @@ enum {
     X("zset-max-listpack-value", zset_max_listpack_value, CT_MEM, "64", 0, INT64_MAX, 1)                               \
     X("list-max-listpack-size", list_max_listpack_size, CT_INT, "-2", INT32_MIN, INT32_MAX, 1)                         \
     X("list-compress-depth", list_compress_depth, CT_INT, "0", 0, INT32_MAX, 1)                                        \
+    X("hll-sparse-max-bytes", hll_sparse_max_bytes, CT_MEM, "3000", 0, INT64_MAX, 1)                                  \
     X("stream-node-max-bytes", stream_node_max_bytes, CT_MEM, "4096", 0, INT64_MAX, 1)                                 \
     X("stream-node-max-entries", stream_node_max_entries, CT_INT, "100", 0, INT64_MAX, 1)
 
@@ -128,6 +129,9 @@ extern config cfg;
 /* Fills cfg with defaults. Strings set earlier are freed, except `dir`
  * (its default is only "."; the fuzzers free it themselves). */
 void config_defaults(void);
+/* "1gb" -> bytes, as Redis's memtoull: whole non-negative numbers with an
+ * optional unit (b k kb m mb g gb). 1 and *out, or 0 when malformed. */
+int cfg_parse_memory(const char *s, int64_t *out);
 /* Loads a file (argv[1] when it does not start with "--"; "-" is stdin)
  * and then `--name value ...` arguments, each as one more line. On error
  * writes a message naming the line into err and returns -1. */

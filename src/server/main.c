@@ -71,6 +71,7 @@ int main(int argc, char **argv) {
 
     mem_huge_pages(cfg_get(hugepages) != HUGEPAGES_NEVER);
     engine_init();
+    listen_config_hooks();
     if (listen_open_all(err, sizeof err) < 0) {
         log_msg(LOG_WARNING, "%s", err);
         return 1;

@@ -187,7 +187,11 @@ static void deadline_unlink(shard *sh, blocked *b) {
 
 /* The client is served (reply in b->reply), handed back (b->retry) or timed
  * out (reply written here): the connection goes on with its input. */
-static void home_finish(shard *sh, blocked *b, int timed_out) {
+static void home_finish_as(shard *sh, blocked *b, int timed_out, const char *error);
+static void home_finish(shard *sh, blocked *b, int timed_out) { home_finish_as(sh, b, timed_out, NULL); }
+
+/* timed_out with error: that error reply instead of the timeout's. */
+static void home_finish_as(shard *sh, blocked *b, int timed_out, const char *error) {
     deadline_unlink(sh, b);
     conn *cn = b->conn;
     if (!cn) return;
@@ -198,7 +202,10 @@ static void home_finish(shard *sh, blocked *b, int timed_out) {
         if (slowlog_wanted(b->slow_us))
             slowlog_push(sh, b->argc, b->argv, b->argl, b->slow_us, cn->addr, cn->s.name);
     }
-    if (timed_out) { /* a null array for every blocking command, BLMOVE too (as Redis) */
+    if (timed_out && error) {
+        resp_error(&b->slot->data, error);
+        cmdstats_error(sh, error);
+    } else if (timed_out) { /* a null array for every blocking command, BLMOVE too (as Redis) */
         resp_null_array(&b->slot->data, b->resp);
         cmdstats_served(sh, b->cmd, 0);
     } else if (b->retry) {
@@ -259,6 +266,32 @@ int64_t block_check_timeouts(shard *sh, int64_t now) {
 }
 
 int block_count(shard *sh) { return sh->block_count; }
+
+int block_request_unblock(conn *c, int mode) {
+    if (!__atomic_load_n(&c->blocked, __ATOMIC_ACQUIRE)) return 0;
+    __atomic_store_n(&c->unblock_req, mode, __ATOMIC_RELEASE);
+    __atomic_store_n(&c->sh->unblock_reqs, 1, __ATOMIC_RELEASE);
+    shard_wake(c->sh);
+    return 1;
+}
+
+void block_serve_unblocks(shard *sh) {
+    if (!__atomic_exchange_n(&sh->unblock_reqs, 0, __ATOMIC_ACQ_REL)) return;
+    for (conn *c = sh->conns; c; c = c->all_next) {
+        int mode = __atomic_exchange_n(&c->unblock_req, 0, __ATOMIC_ACQ_REL);
+        blocked *b = c->blocked;
+        if (!mode || !b) continue;
+        int expect = B_WAITING;
+        if (!__atomic_compare_exchange_n(&b->state, &expect, B_DONE, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            if (expect & B_SERVING) { /* a server holds it right now: look again next turn */
+                __atomic_store_n(&c->unblock_req, mode, __ATOMIC_RELEASE);
+                __atomic_store_n(&sh->unblock_reqs, 1, __ATOMIC_RELEASE);
+            }
+            continue;
+        }
+        home_finish_as(sh, b, 1, mode == BLOCK_UNBLOCK_ERROR ? "UNBLOCKED client unblocked via CLIENT UNBLOCK" : NULL);
+    }
+}
 
 int64_t block_next_deadline(shard *sh) {
     return sh->block_head && sh->block_head->deadline ? sh->block_head->deadline : -1;

@@ -76,6 +76,14 @@ void block_rerun(struct session *s, struct blocked *b);
 int64_t block_next_deadline(struct shard *sh);
 /* Home side: the connection goes away while blocked. */
 void block_conn_closed(struct conn *c);
+/* CLIENT UNBLOCK (any thread; c found under its shard's conns_lock):
+ * asks c's home shard to end c's blocking command as if it timed out
+ * (BLOCK_UNBLOCK_TIMEOUT) or with the UNBLOCKED error. 1 when c was
+ * blocked. */
+enum { BLOCK_UNBLOCK_TIMEOUT = 1, BLOCK_UNBLOCK_ERROR = 2 };
+int block_request_unblock(struct conn *c, int mode);
+/* Home side: carries out the CLIENT UNBLOCK requests (the shard's loop). */
+void block_serve_unblocks(struct shard *sh);
 /* Home side: timeouts due now; returns ms until the next one (-1: none). */
 int64_t block_check_timeouts(struct shard *sh, int64_t now_ms);
 /* Owner side, from cron: drop waiters of finished records. */

@@ -92,13 +92,19 @@ static void count_expired(db *d) {
     if (d->owner) d->owner->stat_expired++;
 }
 
+entry **db_find_link_kept(db *d, const char *key, size_t klen, int64_t now) {
+    entry **l = table_link(d->t, key, klen);
+    if (l && entry_has_ttl(*l) && now > entry_expire(*l) && !aof_loading) return NULL;
+    return l;
+}
+
 entry **db_find_link(db *d, const char *key, size_t klen, int64_t now) {
     entry **l = table_link(d->t, key, klen);
     if (!l) return NULL;
     entry *e = *l;
     if (entry_has_ttl(e) && now > entry_expire(e) && !aof_loading) { /* AOF: nothing expires while loading */
         aof_feed_expired(d, key, klen);                               /* AOF: logged as DEL */
-        watch_bump(d->id, key, klen);
+        watch_expired(d->id, key, klen, entry_expire(e));
         db_delete_link(d, l);
         count_expired(d);
         return NULL;

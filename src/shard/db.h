@@ -46,6 +46,9 @@ static inline size_t db_size(const db *d) { return table_size(d->t); }
 
 /* The live entry for key (expired ones are deleted), or NULL. */
 entry *db_find(db *d, const char *key, size_t klen, int64_t now);
+/* Like db_find_link, but an expired entry stays in the table (while
+ * CLIENT PAUSE keeps the dataset still): NULL for it all the same. */
+entry **db_find_link_kept(db *d, const char *key, size_t klen, int64_t now);
 /* Same, returning the link for db_replace / db_delete_link. */
 entry **db_find_link(db *d, const char *key, size_t klen, int64_t now);
 /* Adds an entry whose key is absent. Takes ownership. */

@@ -36,7 +36,8 @@ typedef struct evict_pool {
 
 static int policy = EVP_NONE;
 static evict_key_fn key_hook;
-static evict_pool global_pool; /* evict_run_all, under every shard's lock */
+static evict_pool *global_pool; /* evict_run_all, under every shard's lock */
+static evict_pool *pool_new(void);
 
 /* ---- policy ---- */
 
@@ -140,12 +141,17 @@ static void refresh(shard *s) {
     evict_publish(s);
     sum_counts(s);
     int64_t excess = mine + s->ev_others - max;
-    s->ev_debt = 0;
-    if (excess > 0) {
-        uint64_t own, all;
-        shares(s, evict_policy(), &own, &all);
-        s->ev_debt = (all ? (int64_t)((double)excess * (double)own / (double)all) : excess) + 1;
+    if (excess <= 0) {
+        s->ev_debt = 0;
+        return;
     }
+    /* A key evicted pays more than a small share: the rest is kept as a
+     * credit against the next shares, so N shards over by one key do not
+     * evict N keys. */
+    uint64_t own, all;
+    shares(s, evict_policy(), &own, &all);
+    int64_t share = all ? (int64_t)((double)excess * (double)own / (double)all) : excess;
+    s->ev_debt = (s->ev_debt < 0 ? s->ev_debt : 0) + (share > 0 ? share : 1);
 }
 
 static int64_t estimate(shard *s) {
@@ -176,6 +182,7 @@ static int table_grow_check(size_t bytes, double fill) {
 
 void evict_init(void) {
     evict_policy_load();
+    if (!global_pool) global_pool = pool_new();
     table_grow_allowed = table_grow_check;
 }
 
@@ -418,8 +425,21 @@ static int run(shard *self, int from, int to, evict_pool *p, int global) {
     return result;
 }
 
+static evict_pool *pool_new(void) {
+    evict_pool *p = zcalloc(sizeof(evict_pool));
+    for (int k = 0; k < POOL_SIZE; k++) {
+        p->s[k].cap = 255;
+        p->s[k].key = zmalloc(255);
+    }
+    return p;
+}
+
+void evict_prepare(shard *s) {
+    if (!s->ev_pool) s->ev_pool = pool_new();
+}
+
 static evict_pool *pool_of(shard *s) {
-    if (!s->ev_pool) s->ev_pool = zcalloc(sizeof(evict_pool));
+    evict_prepare(s);
     return s->ev_pool;
 }
 
@@ -437,7 +457,7 @@ int evict_over(shard *s) {
 int evict_run_all(void) {
     shard *self = shard_self();
     if (!self) self = shards[0];
-    return run(self, 0, nshards, &global_pool, 1);
+    return run(self, 0, nshards, global_pool, 1);
 }
 
 void evict_step(shard *s) {

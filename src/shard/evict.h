@@ -81,6 +81,9 @@ int64_t evict_not_counted(void);
  * startup; called on the thread that evicts, for a key of database d. */
 typedef void (*evict_key_fn)(db *d, const char *key, size_t klen);
 void evict_set_hook(evict_key_fn fn);
+/* The shard's eviction pool, made when its thread starts (not at its first
+ * eviction, when the memory it takes would make one more). */
+void evict_prepare(shard *s);
 /* Registers the table growth check (table.h) for maxmemory. */
 void evict_init(void);
 #endif

@@ -5,6 +5,7 @@
  *   lock requests, results) -> cron when due -> send outboxes -> write
  *   replies -> sleep (announcing it, so peers ring the doorbell only then). */
 #include "shard/shard.h"
+#include "shard/pause.h"
 #include "cmd/dispatch.h"
 #include "cmd/persist.h"
 #include "lib/clock.h"
@@ -42,15 +43,21 @@ int nshards;
 int shards_running;
 unsigned short slot_to_shard[16384];
 static _Thread_local shard *self;
-static int listeners[8], nlisteners;
-static int listener_unix[8];
+#define TAG_LISTENER 1
+#define TAG_WAKE 2
+
+/* Listener slots; a slot of a closed listener holds -1 and is reused.
+ * Slots change only under CONFIG SET (every shard held) or before start. */
+#define MAX_LISTENERS 40
+static int listeners[MAX_LISTENERS], nlisteners;
+static int listener_unix[MAX_LISTENERS];
 /* Accepted TCP sockets inherit TCP_NODELAY and the keepalive settings of
  * their listener (Linux clones the listening socket), so they are set once
  * there; an accept only sets keepalive again when tcp-keepalive changed
  * since. listener_laddr: "ip:port" when the listener is bound to one IPv4
  * address, which is then every connection's local address. */
 static int listener_keepalive = -1;
-static char listener_laddr[8][64];
+static char listener_laddr[MAX_LISTENERS][64];
 static volatile int stopping;
 extern int conn_count_total;
 
@@ -103,8 +110,15 @@ static void set_keepalive(int fd, int secs) {
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
 }
 
-void shard_register_listener(int fd) {
-    int li = nlisteners;
+static void listener_epoll(shard *s, int op, int li) {
+    struct epoll_event le = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.u64 = ((uint64_t)li << 3) | TAG_LISTENER};
+    epoll_ctl(s->epfd, op, listeners[li], &le);
+}
+
+int shard_register_listener(int fd) {
+    int li = 0;
+    while (li < nlisteners && listeners[li] >= 0) li++;
+    if (li == MAX_LISTENERS) return -1;
     listener_unix[li] = 0;
     listener_laddr[li][0] = 0;
     struct sockaddr_storage ss;
@@ -122,12 +136,25 @@ void shard_register_listener(int fd) {
             snprintf(listener_laddr[li], sizeof listener_laddr[li], "%s:%d", ip, ntohs(a->sin_port));
         }
     }
-    listeners[nlisteners++] = fd;
+    __atomic_store_n(&listeners[li], fd, __ATOMIC_RELEASE);
+    if (li == nlisteners) nlisteners++;
+    if (shards_running)
+        for (int i = 0; i < nshards; i++) listener_epoll(shards[i], EPOLL_CTL_ADD, li);
+    return 0;
+}
+
+void shard_unregister_listener(int fd) {
+    for (int li = 0; li < nlisteners; li++) {
+        if (listeners[li] != fd) continue;
+        if (shards_running)
+            for (int i = 0; i < nshards; i++) listener_epoll(shards[i], EPOLL_CTL_DEL, li);
+        __atomic_store_n(&listeners[li], -1, __ATOMIC_RELEASE);
+    }
 }
 
 /* ---- messaging ---- */
 
-static void wake(shard *to) {
+void shard_wake(shard *to) {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (__atomic_load_n(&to->sleeping, __ATOMIC_RELAXED) && __atomic_exchange_n(&to->sleeping, 0, __ATOMIC_SEQ_CST)) {
         uint64_t one = 1;
@@ -180,7 +207,7 @@ void shard_flush(shard *s) {
             if (!next) ob->wait_tail = NULL;
             sent = 1;
         }
-        if (sent) wake(shards[to]);
+        if (sent) shard_wake(shards[to]);
     }
     s->out_dirty = again;
 }
@@ -314,9 +341,13 @@ static int inbox_empty(shard *s) {
 
 /* ---- cron ---- */
 
+int shard_active_expire = 1;
+int shard_cron_paused;
+
 void shard_cron(shard *s) {
     int64_t now = s->now_ms;
     s->lru_clock = (uint32_t)(now / 1000) & LRU_CLOCK_MAX;
+    if (__atomic_load_n(&shard_cron_paused, __ATOMIC_RELAXED)) return;
     /* instantaneous ops/sec: one sample per cron tick */
     if (s->ops_sample_time) {
         int64_t dt = now - s->ops_sample_time;
@@ -351,7 +382,7 @@ void shard_cron(shard *s) {
         while (rehash && table_rehash_step(x->t, 100) && mono_us() < deadline) {
         }
         table_maybe_shrink(x->t);
-        if (x->expires) {
+        if (x->expires && __atomic_load_n(&shard_active_expire, __ATOMIC_RELAXED) && pause_type(now) == PAUSE_OFF) {
             int rounds = 0;
             int64_t t0 = latency_clock();
             while (db_expire_cycle(x, budget, now) > again && ++rounds < 16 && mono_us() < deadline) {
@@ -362,7 +393,10 @@ void shard_cron(shard *s) {
     if (expire_us) latency_add_sample_if_needed("expire-cycle", expire_us / 1000);
     for (conn *c = s->conns; c;) {
         conn *next = c->all_next;
-        if (__atomic_load_n(&c->s.killed, __ATOMIC_RELAXED)) conn_close(c);
+        if (__atomic_load_n(&c->s.killed, __ATOMIC_RELAXED))
+            conn_close(c);
+        else
+            conn_cron(c, now);
         c = next;
     }
     int64_t tmo = cfg_get(timeout);
@@ -381,7 +415,8 @@ void shard_cron(shard *s) {
 /* ---- accept ---- */
 
 static void accept_on(shard *s, int li) {
-    int lfd = listeners[li];
+    int lfd = __atomic_load_n(&listeners[li], __ATOMIC_ACQUIRE);
+    if (lfd < 0) return; /* closed by CONFIG SET port/bind after the event */
     for (int k = 0; k < 16; k++) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
@@ -433,8 +468,6 @@ static void accept_on(shard *s, int li) {
 
 /* ---- the loop ---- */
 
-#define TAG_LISTENER 1
-#define TAG_WAKE 2
 
 /* Wake-up coalescing. A shard blocked in epoll_wait is woken by the first
  * request any client sends, and the sending thread pays for that wake-up
@@ -555,11 +588,21 @@ static int wait_events(shard *s, struct epoll_event *evs, int timeout) {
     return n;
 }
 
+/* CLIENT KILL from any thread marks connections; the owner closes them. */
+static void close_killed(shard *s) {
+    for (conn *c = s->conns; c;) {
+        conn *next = c->all_next;
+        if (__atomic_load_n(&c->s.killed, __ATOMIC_RELAXED)) conn_close(c);
+        c = next;
+    }
+}
+
 static void *shard_main(void *arg) {
     shard *s = arg;
     self = s;
     mem_thread_init(s->id + 1);
     cmdstats_prepare(s);
+    evict_prepare(s);
     char name[16];
     snprintf(name, sizeof name, "shard-%d", s->id);
     pthread_setname_np(pthread_self(), name);
@@ -576,6 +619,8 @@ static void *shard_main(void *arg) {
             int64_t left = s->next_cron - now;
             int64_t b = block_next_deadline(s);
             if (b >= 0 && b - now < left) left = b - now;
+            int64_t p = s->npaused ? pause_left(now) : -1; /* postponed clients run when the pause ends */
+            if (p >= 0 && p < left) left = p;
             timeout = left < 0 ? 0 : (int)left;
             if (walking && timeout > 1) timeout = 1; /* the writer drains the queue meanwhile */
         }
@@ -602,9 +647,13 @@ static void *shard_main(void *arg) {
                 if (!c->closed && (evs[i].events & EPOLLOUT)) conn_on_writable(c);
             }
         }
+        if (s->kill_reqs && __atomic_exchange_n(&s->kill_reqs, 0, __ATOMIC_ACQ_REL)) close_killed(s);
         if (nshards > 1) shard_drain_inbox(s);
         if (s->sched_dirty) tx_settle(s);
         if (s->block_head) block_check_timeouts(s, s->now_ms);
+        if (s->unblock_reqs) block_serve_unblocks(s);
+        if (s->npaused && (pause_epoch() != s->pause_seen || pause_type(s->now_ms) == PAUSE_OFF))
+            conn_resume_postponed(s);
         if (!s->locked_by) shard_run_pending(s);
         if (s->now_ms >= s->next_cron) {
             shard_cron(s);
@@ -639,10 +688,8 @@ int shard_start_all(void) {
         s->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
         struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG_WAKE};
         epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wakefd, &ev);
-        for (int l = 0; l < nlisteners; l++) {
-            struct epoll_event le = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.u64 = ((uint64_t)l << 3) | TAG_LISTENER};
-            epoll_ctl(s->epfd, EPOLL_CTL_ADD, listeners[l], &le);
-        }
+        for (int l = 0; l < nlisteners; l++)
+            if (listeners[l] >= 0) listener_epoll(s, EPOLL_CTL_ADD, l);
     }
     for (int i = 0; i < nshards; i++) {
         pthread_attr_t attr;

@@ -93,10 +93,19 @@ typedef struct shard {
     struct waitq *block_ready_tail;    /* the last of them (valid while block_ready is set) */
     struct blocked *block_head;        /* this shard's blocked clients by deadline */
     int block_count;
+    int npaused;         /* connections postponed by CLIENT PAUSE (shard/pause.h) */
+    int unblock_reqs;    /* atomic: some connection has a CLIENT UNBLOCK request */
+    int kill_reqs;       /* atomic: some connection was killed by CLIENT KILL */
+    uint64_t pause_seen; /* pause_epoch() when they were postponed */
     int64_t next_block_sweep;
 } shard;
 
 extern shard *shards[MAX_SHARDS];
+/* DEBUG's switches (any thread, relaxed atomics): the active expire cycle
+ * runs while shard_active_expire is 1; the cron does nothing while
+ * shard_cron_paused is 1. */
+extern int shard_active_expire;
+extern int shard_cron_paused;
 extern int nshards;
 extern int shards_running; /* shard threads were started (else: inline use) */
 extern unsigned short slot_to_shard[16384];
@@ -117,6 +126,8 @@ void shard_stop_all(void);
 shard *shard_self(void);
 uint64_t shard_rand(shard *s);
 
+/* Wakes `to` if it sleeps (any thread). */
+void shard_wake(shard *to);
 /* Messaging, from the calling shard `from` to shard `to`. */
 void shard_send(shard *from, int to, struct msg *m);
 /* Sends every outbox and rings doorbells. */
@@ -142,5 +153,9 @@ int shard_drain_inbox(shard *s);
 /* Periodic work: active expiry, rehash, client timeouts, stats. */
 void shard_cron(shard *s);
 /* Called by the accept path on the listening shard. */
-void shard_register_listener(int fd);
+/* Every shard accepts from fd from now on (before the shards start, or
+ * while CONFIG SET holds them all). -1 when all listener slots are taken. */
+int shard_register_listener(int fd);
+/* No shard accepts from fd any more (the caller closes it). */
+void shard_unregister_listener(int fd);
 #endif

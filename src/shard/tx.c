@@ -573,7 +573,7 @@ void tx_run_split(tx *t, int armed, tx_merge_fn *merge) {
 
 /* Whole-shard mode keeps the command itself, copied (the query buffer may
  * move while the locks are being taken). */
-static void copy_args(tx *t, int argc, const char **argv, const size_t *argl) {
+void tx_keep_args(tx *t, int argc, const char **argv, const size_t *argl) {
     t->argc = argc;
     size_t total = 0;
     for (int i = 0; i < argc; i++) total += argl[i] + 1;
@@ -600,7 +600,7 @@ static void run_whole_tx(tx *t, const int *ids, int n) {
 void tx_begin(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, const int *ids,
               int n, int discard) {
     tx *t = tx_alloc(s->sh, cmd);
-    copy_args(t, argc, argv, argl);
+    tx_keep_args(t, argc, argv, argl);
     attach(t, s, discard, 1);
     run_whole_tx(t, ids, n);
 }
@@ -609,7 +609,7 @@ void tx_begin_internal(shard *sh, const command *cmd, int argc, const char **arg
     int ids[MAX_SHARDS];
     for (int i = 0; i < nshards; i++) ids[i] = i;
     tx *t = tx_alloc(sh, cmd);
-    copy_args(t, argc, argv, argl);
+    tx_keep_args(t, argc, argv, argl);
     run_whole_tx(t, ids, nshards);
 }
 

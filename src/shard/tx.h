@@ -139,6 +139,8 @@ void tx_run_split(tx *t, int armed, tx_merge_fn *merge);
 /* Runs t as several hops: the parts' first commands run when granted
  * (they should only read), then step decides what each hop does. */
 void tx_run_steps(tx *t, tx_step_fn *step);
+/* t keeps its own copy of the command (t->argc, t->argv, t->argl). */
+void tx_keep_args(tx *t, int argc, const char **argv, const size_t *argl);
 /* The reply of part i's k-th command (valid until the merge returns). */
 const char *tx_part_reply(const tx *t, int i, int k, size_t *len);
 

@@ -10,7 +10,8 @@
  *     CLIENT REPLY OFF/SKIP is in effect);
  *   - key positions of the command row lie inside argv.
  * Kept out: commands that sleep, stop the process, block, fork or write
- * files (SHUTDOWN, DEBUG, anything containing "sleep", SAVE...). CONFIG SET
+ * files (SHUTDOWN, DEBUG, anything containing "sleep", SAVE...), and
+ * PFSELFTEST (seconds of work under the sanitizers). CONFIG SET
  * is allowed; every directive is put back after an input that ran CONFIG.
  * proto-max-bulk-len is lowered to 1mb so strings stay small, and the
  * keyspace is flushed when the engine's memory passes 256 MB. The process
@@ -195,7 +196,7 @@ static int contains_ci(const char *s, size_t n, const char *word) {
 static int allowed(int argc, const char **argv, const size_t *argl) {
     static const char *banned[] = {
         "shutdown", "debug",    "save",      "bgsave",     "bgrewriteaof", "monitor", "sync",    "psync", "replicaof",
-        "slaveof",  "failover", "subscribe", "psubscribe", "ssubscribe",   "wait",    "waitaof", NULL};
+        "slaveof",  "failover", "subscribe", "psubscribe", "ssubscribe",   "wait",    "waitaof", "pfselftest", NULL};
     for (int i = 0; banned[i]; i++)
         if (str_eq_ci(argv[0], argl[0], banned[i])) return 0;
     for (int i = 0; i < argc; i++)

@@ -582,6 +582,24 @@ def test_bgrewriteaof_new_base_and_restart(spawn, target):
     assert snapshot(c2) == want
 
 
+def test_bgrewriteaof_with_appendonly_no_writes_a_base(spawn, target):
+    """As Redis 7.0: the rewrite still makes a base and a manifest that
+    lists it alone; DEBUG LOADAOF loads it; a restart with appendonly no
+    does not."""
+    s = spawn("--enable-debug-command", "yes")
+    c = s.new_client()
+    fill(c)
+    want = snapshot(c)
+    assert raw_exchange(s, b"BGREWRITEAOF\r\n") == b"+Background append only file rewriting started\r\n"
+    assert wait_rewrite(c)["aof_last_bgrewrite_status"] == "ok"
+    files = manifest(s.dir)
+    assert [t for _, _, t in files] == ["b"]
+    c.set("later", "1")  # not in the AOF: it is off
+    assert c.execute_command("DEBUG", "LOADAOF") == b"OK"
+    assert snapshot(c) == want
+    assert c.info("persistence")["aof_enabled"] == 0
+
+
 def test_writes_during_rewrite_are_kept(spawn, target):
     s = spawn(*LIVE, "--rdb-key-save-delay", "500")
     c = s.new_client()

@@ -9,6 +9,7 @@ import threading
 import time
 
 import pytest
+import redis
 
 SECONDS = float(os.environ.get("ATOMICITY_SECONDS", "4"))
 
@@ -283,6 +284,45 @@ def test_smove_and_lmove_chains_keep_totals(server, r):
     assert checks[0] > 20
 
 
+def test_cross_shard_reads_and_stores_see_whole_moves(server, r):
+    """SMOVE between sets on different shards while SUNION, SUNIONSTORE and
+    SINTERCARD over all of them run: a member is always in exactly one set,
+    so every union has all members and the sets never share one."""
+    sets = keys_on_distinct_shards("su", 4)
+    dest = keys_on_distinct_shards("sdst", 1)[0]
+    members = ["m%d" % j for j in range(12)]
+    for j, m in enumerate(members):
+        r.sadd(sets[j % 4], m)
+    bad = []
+    checks = [0]
+
+    def mover(stop, offset):
+        cl = server.new_client()
+        i = offset
+        while time.time() < stop:
+            src, dst = sets[i % 4], sets[(i + 3) % 4]
+            m = cl.srandmember(src)
+            if m is not None:
+                cl.smove(src, dst, m)
+            i += 1
+
+    def reader(stop):
+        cl = server.new_client()
+        while time.time() < stop:
+            if len(cl.sunion(sets)) != 12:
+                bad.append("sunion")
+            if cl.sunionstore(dest, sets) != 12 or cl.scard(dest) != 12:
+                bad.append("sunionstore")
+            if cl.execute_command("SINTERCARD", 2, sets[0], sets[1]) != 0:
+                bad.append("sintercard")
+            checks[0] += 1
+
+    run_threads([lambda s: mover(s, 0), lambda s: mover(s, 1), reader], SECONDS)
+    assert bad == []
+    assert checks[0] > 20
+    assert sum(r.scard(k) for k in sets) == 12
+
+
 def test_random_multi_key_load_finishes(server, r):
     """No deadlock: clients run random cross-shard MGET, MSET, DEL, EXISTS,
     RENAME, MULTI/EXEC and single-key commands over a few hot
@@ -298,31 +338,48 @@ def test_random_multi_key_load_finishes(server, r):
         n = 0
         while time.time() < stop:
             ks = rnd.sample(keys, rnd.randint(2, 5))
-            op = rnd.randrange(7)
-            if op == 0:
-                cl.mget(*ks)
-            elif op == 1:
-                cl.mset({k: n for k in ks})
-            elif op == 2:
-                cl.delete(*ks)
-            elif op == 3:
-                cl.exists(*ks)
-            elif op == 4:
-                cl.set(ks[0], n)
-                cl.get(ks[1])
-            elif op == 5:
-                cl.set(ks[0], "v")
-                try:
-                    cl.rename(ks[0], ks[1])
-                except Exception as e:  # the key may have been deleted meanwhile
-                    if "no such key" not in str(e):
-                        raise
-            else:
-                p = cl.pipeline(transaction=True)
-                p.incr(ks[0])
-                p.mget(*ks)
-                p.delete(ks[1])
-                p.execute(raise_on_error=False)
+            try:  # other workers change the keys' types meanwhile
+                op = rnd.randrange(9)
+                if op == 0:
+                    cl.mget(*ks)
+                elif op == 1:
+                    cl.mset({k: n for k in ks})
+                elif op == 2:
+                    cl.delete(*ks)
+                elif op == 3:
+                    cl.exists(*ks)
+                elif op == 4:
+                    cl.set(ks[0], n)
+                    cl.get(ks[1])
+                elif op == 5:
+                    cl.set(ks[0], "v")
+                    try:
+                        cl.rename(ks[0], ks[1])
+                    except Exception as e:  # the key may have been deleted meanwhile
+                        if "no such key" not in str(e):
+                            raise
+                elif op == 6:
+                    cl.delete(ks[0], ks[1])
+                    cl.sadd(ks[0], "a", "b")
+                    cl.smove(ks[0], ks[1], "a")
+                    cl.sunionstore(ks[0], ks)
+                elif op == 7:
+                    cl.delete(ks[0])
+                    cl.rpush(ks[0], 1, 2)
+                    try:
+                        cl.lmove(ks[0], ks[1], "LEFT", "RIGHT")
+                    except Exception as e:  # ks[1] may hold a set meanwhile
+                        if "WRONGTYPE" not in str(e):
+                            raise
+                else:
+                    p = cl.pipeline(transaction=True)
+                    p.incr(ks[0])
+                    p.mget(*ks)
+                    p.delete(ks[1])
+                    p.execute(raise_on_error=False)
+            except redis.ResponseError as e:
+                if not any(w in str(e) for w in ("WRONGTYPE", "no such key", "not an integer")):
+                    raise
             n += 1
         with lock:
             done[0] += n

@@ -823,3 +823,25 @@ def test_random_against_model(r):
             if any(o[0] != "GET" for o in ops):
                 state[k] = bytes(b)
         assert r.get(k) == (state[k] or None)  # an empty result is no key
+
+
+def test_setbit_bitfield_count_changes_only(r):
+    """rdb_changes_since_last_save grows by a SETBIT/BITFIELD that created,
+    grew or changed the string, not by one that left it as it was."""
+    def dirty():
+        return r.info("persistence")["rdb_changes_since_last_save"]
+
+    d0 = dirty()
+    r.setbit("b{t}", 0, 0)
+    r.execute_command("BITFIELD", "f{t}", "SET", "i5", "0", "0")
+    assert dirty() == d0 + 2
+    r.setbit("b{t}", 0, 0)
+    r.execute_command("BITFIELD", "f{t}", "SET", "i5", "0", "0")
+    assert dirty() == d0 + 2
+    r.setbit("b{t}", 0, 1)
+    r.setbit("b{t}", 0, 1)
+    r.execute_command("BITFIELD", "f{t}", "SET", "i5", "0", "1")
+    r.execute_command("BITFIELD", "f{t}", "SET", "i5", "0", "1")
+    assert dirty() == d0 + 4
+    r.setbit("b{t}", 100, 0)  # grows the string
+    assert dirty() == d0 + 5

@@ -216,11 +216,52 @@ def test_config_set_is_all_or_nothing(r):
     assert cget(r, "maxclients") == {"maxclients": "10000"}
 
 
-def test_config_set_port_immutable_in_shoal(r, target):
-    if target == "redis":
-        pytest.skip("redis can rebind its port at run time; shoal cannot (listeners open once at start)")
-    assert err(r, "CONFIG", "SET", "port", "1") == failed("port", "can't set immutable config")
-    assert err(r, "CONFIG", "SET", "bind", "127.0.0.2") == failed("bind", "can't set immutable config")
+def test_config_set_port_moves_the_listener(spawn):
+    s = spawn()
+    c = s.new_client()
+    c.set("k", "v")
+    from helpers import free_port
+    new = free_port()
+    assert c.execute_command("CONFIG", "SET", "port", str(new)) == b"OK"
+    assert c.get("k") == b"v"  # this connection stays
+    moved = redis.Redis(host="127.0.0.1", port=new, socket_timeout=5)
+    assert moved.get("k") == b"v"
+    with pytest.raises(redis.ConnectionError):
+        redis.Redis(host="127.0.0.1", port=s.port, socket_timeout=2).ping()
+    assert cget(c, "port") == {"port": str(new)}
+    s.port = new  # so the fixture stops it through the new port
+    moved.close()
+    c.close()
+
+
+def test_config_set_port_in_use_rolls_back(spawn):
+    import socket
+    s = spawn()
+    c = s.new_client()
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    used = busy.getsockname()[1]
+    try:
+        assert err(c, "CONFIG", "SET", "maxmemory", "10000001", "port", str(used)) == \
+            failed("port", "Unable to listen on this port. Check server logs.")
+        assert cget(c, "port", "maxmemory") == {"port": str(s.port), "maxmemory": "0"}
+        assert redis.Redis(host="127.0.0.1", port=s.port, socket_timeout=5).ping()
+    finally:
+        busy.close()
+    c.close()
+
+
+def test_config_set_bind(spawn):
+    s = spawn()
+    c = s.new_client()
+    assert err(c, "CONFIG", "SET", "bind", "203.0.113.7") == failed("bind", "Failed to bind to specified addresses.")
+    assert c.execute_command("CONFIG", "SET", "bind", "127.0.0.2 127.0.0.1") == b"OK"
+    assert redis.Redis(host="127.0.0.2", port=s.port, socket_timeout=5).ping()
+    assert c.execute_command("CONFIG", "SET", "bind", "127.0.0.1") == b"OK"
+    with pytest.raises(redis.ConnectionError):
+        redis.Redis(host="127.0.0.2", port=s.port, socket_timeout=2).ping()
+    c.close()
 
 
 def test_config_set_port_and_bind_they_have(r, server):

@@ -196,3 +196,95 @@ def test_watch_counter_increment_retries(server, r):
     for t in threads:
         t.join(60)
     assert int(r.get("{n}counter")) == 3 * per
+
+
+# ---- WATCH: what does and does not count as a change (Redis 7.0) ----
+
+def watched_exec(c, key, *between, db=0):
+    """WATCH key (in db), run the commands `between` on another connection
+    (callables taking no argument), then MULTI/PING/EXEC: the EXEC reply."""
+    c.execute_command("SELECT", db)
+    c.execute_command("WATCH", key)
+    for fn in between:
+        fn()
+    c.execute_command("MULTI")
+    c.execute_command("PING")
+    return c.execute_command("EXEC")
+
+
+@pytest.mark.parametrize("flush", ["FLUSHDB", "FLUSHALL"])
+def test_flush_of_absent_watched_key_is_no_change(server, r, flush):
+    c = server.new_client()
+    r.set("{o}other", "1")
+    assert watched_exec(c, "{w}absent", lambda: r.execute_command(flush)) == [b"PONG"]
+    r.set("{w}present", "1")
+    assert watched_exec(c, "{w}present", lambda: r.execute_command(flush)) is None
+    c.close()
+
+
+def test_swapdb_touches_watched_keys_that_exist_on_either_side(server, r):
+    c = server.new_client()
+    r.set("x", "30")
+    assert watched_exec(c, "x", lambda: r.swapdb(0, 1)) is None  # x leaves db 0
+    r.flushall()
+    r.execute_command("SELECT", 1)
+    r.set("x", "30")
+    r.execute_command("SELECT", 0)
+    assert watched_exec(c, "x", lambda: r.swapdb(0, 1)) is None  # x arrives in db 0
+    r.flushall()
+    assert watched_exec(c, "x", lambda: r.swapdb(0, 1)) == [b"PONG"]  # absent on both sides
+    c.close()
+
+
+@pytest.fixture
+def dbg(spawn):
+    s = spawn("--enable-debug-command", "yes")
+    c = s.new_client()
+    c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    yield s, c
+    c.close()
+
+
+def stale(c, key, db=0):
+    c.execute_command("SELECT", db)
+    c.set(key, "v", px=1)
+    time.sleep(0.01)
+    c.execute_command("SELECT", 0)
+
+
+def test_watched_stale_key_deleted_is_no_change(dbg):
+    s, c = dbg
+    w = s.new_client()
+    stale(c, "x")
+    assert watched_exec(w, "x") == [b"PONG"]
+    stale(c, "x")
+    assert watched_exec(w, "x", lambda: c.exists("x")) == [b"PONG"]  # lazy deletion
+    stale(c, "x")
+    assert watched_exec(w, "x", lambda: c.flushdb()) == [b"PONG"]
+    stale(c, "x", db=1)
+    assert watched_exec(w, "x", lambda: c.swapdb(0, 1), db=1) == [b"PONG"]
+    w.close()
+
+
+def test_watched_live_key_that_expires_fails_exec(dbg):
+    s, c = dbg
+    w = s.new_client()
+    for _ in range(10):
+        c.set("key", "1", px=100)
+        w.execute_command("WATCH", "key")
+        time.sleep(0.12)
+        w.execute_command("MULTI")
+        w.execute_command("INCR", "key")
+        if w.execute_command("EXEC") is None:
+            break
+    else:
+        pytest.fail("EXEC ran although its watched key expired")
+    # and the same when something deleted it lazily meanwhile
+    c.set("key", "1", px=50)
+    w.execute_command("WATCH", "key")
+    time.sleep(0.08)
+    assert c.get("key") is None
+    w.execute_command("MULTI")
+    w.execute_command("PING")
+    assert w.execute_command("EXEC") is None
+    w.close()
