@@ -14,6 +14,7 @@
 #include "cmd/string.h"
 #include "lib/mem.h"
 #include "server/config.h"
+#include "shard/evict.h"
 #include "shard/shard.h"
 
 /* ---- parsing ---- */
@@ -79,7 +80,7 @@ static uint8_t *bitmap_write(cmd_ctx *c, const char *key, size_t klen, size_t ne
     if (grew) *grew = !link || old < need;
     if (link && entry_kind(*link) == EK_RAW && old >= need) {
         e = *link;
-        entry_touch(e, c->sh->lru_clock);
+        evict_touch(c->sh, e);
     } else {
         size_t n = old > need ? old : need;
         char *buf = zcalloc(n);

@@ -3,6 +3,7 @@
 #include "cmd/cmd.h"
 #include "lib/util.h"
 #include "shard/cmdstats.h"
+#include "shard/evict.h"
 #include "shard/pause.h"
 #include "shard/shard.h"
 #include <stdarg.h>
@@ -38,7 +39,7 @@ entry **ctx_lookup(cmd_ctx *c, int i, int reading, db **dp) {
         if (l) c->sh->stat_hits++;
         else c->sh->stat_misses++;
     }
-    if (l) entry_touch(*l, c->sh->lru_clock);
+    if (l) evict_touch(c->sh, *l); /* LRU clock or LFU counter */
     if (dp) *dp = d;
     return l;
 }

@@ -2,6 +2,8 @@
 #include "cmd/dispatch.h"
 #include "cmd/acl.h"
 #include "cmd/aof_log.h"
+#include "cmd/maxmemory.h"
+#include "server/config.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
 #include "cmd/script.h"
@@ -114,6 +116,7 @@ void exec_command(cmd_ctx *c) {
     shard *sh = c->sh;
     int64_t t0 = clock_ns();
     sh->now_ms = t0 / 1000000;
+    if (__builtin_expect(cfg_get(maxmemory) > 0, 0) && maxmemory_exec_refused(c)) return; /* OOM */
     sh->stat_commands++;
     if ((c->cmd->flags & CMD_WRITE) && !c->scratch) dispatch_before_write(c); /* scratch: its places do it */
     size_t reply_at = c->out->len;
@@ -284,6 +287,8 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
         cmdstats_error(s->sh, MISCONF_ERR);
         cmdstats_reject(s->sh, cmd);
         multi_doom(s);
+    } else if (__builtin_expect(cfg_get(maxmemory) > 0, 0) && maxmemory_dispatch_refused(s, cmd, out)) {
+        /* OOM: refused before routing */
     } else if (__builtin_expect(__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) != 0, 0) &&
                (!(cmd->flags & CMD_ALLOWBUSY) || !strcmp(cmd->name, "shutdown")) &&
                busy_refused(s, cmd, argc, argv, argl, err, sizeof err)) {

@@ -29,7 +29,8 @@
     X(geo) \
     X(script) \
     X(function) \
-    X(acl)
+    X(acl) \
+    X(maxmemory)
 #define DECL(f) void f##_register(void);
 CMD_FAMILIES(DECL)
 #undef DECL

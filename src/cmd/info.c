@@ -5,6 +5,7 @@
  * writes it. INFO is CMD_ALLSHARDS: it runs under a lock of every shard, so
  * the per-shard counters it sums are read while their shards are held.
  * Besides Redis's sections there is shoal's "shards": a line per shard. */
+#include "shard/evict.h"
 #include "shard/lazyfree.h"
 #include "cmd/info.h"
 #include "cmd/cmd.h"
@@ -101,11 +102,12 @@ static void sec_memory(buf *o, const info_src *src) {
                "used_memory_peak:%lld\r\nused_memory_peak_human:%s\r\nused_memory_peak_perc:%.2f%%\r\n"
                "used_memory_dataset:%lld\r\ntotal_system_memory:%lld\r\ntotal_system_memory_human:%s\r\n"
                "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:%s\r\nmem_fragmentation_ratio:%.2f\r\n"
-               "mem_fragmentation_bytes:%lld\r\nmem_allocator:mimalloc\r\nlazyfree_pending_objects:%ld\r\n"
+               "mem_fragmentation_bytes:%lld\r\nmem_not_counted_for_evict:%lld\r\nmem_allocator:mimalloc\r\nlazyfree_pending_objects:%ld\r\n"
                "hugepages:%s\r\nhuge_pages_bytes:%zu\r\n",
                (long long)used, hu, rss, hr, (long long)pk, hp, pk > 0 ? (double)used * 100.0 / (double)pk : 0.0,
                (long long)used, (long long)pages * psz, hs, (long long)maxmem, hm, cfg.maxmemory_policy_s,
-               used > 0 ? (double)rss / (double)used : 0.0, (long long)rss - (long long)used, lazyfree_pending(),
+               used > 0 ? (double)rss / (double)used : 0.0, (long long)rss - (long long)used,
+               (long long)evict_not_counted(), lazyfree_pending(),
                hugepage_mode(), mem_huge_bytes());
     script_info_memory(o);
     for (int i = 0; i < src->n; i++)
@@ -115,13 +117,14 @@ static void sec_memory(buf *o, const info_src *src) {
 static void sec_persistence(buf *o, const info_src *src) { persist_info(o, src->ids, src->n); }
 
 static void sec_stats(buf *o, const info_src *src) {
-    uint64_t cmds = 0, conns = 0, rej = 0, exp = 0, hits = 0, miss = 0, nin = 0, nout = 0, ops = 0;
+    uint64_t cmds = 0, conns = 0, rej = 0, exp = 0, evicted = 0, hits = 0, miss = 0, nin = 0, nout = 0, ops = 0;
     for (int i = 0; i < src->n; i++) {
         shard *s = shards[src->ids[i]];
         cmds += s->stat_commands;
         conns += s->stat_conns;
         rej += s->stat_rejected;
         exp += s->stat_expired;
+        evicted += s->stat_evicted;
         hits += s->stat_hits;
         miss += s->stat_misses;
         nin += s->stat_net_in;
@@ -135,11 +138,11 @@ static void sec_stats(buf *o, const info_src *src) {
     buf_printf(o,
                "total_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
                "instantaneous_ops_per_sec:%llu\r\ntotal_net_input_bytes:%llu\r\ntotal_net_output_bytes:%llu\r\n"
-               "rejected_connections:%llu\r\nexpired_keys:%llu\r\nevicted_keys:0\r\nkeyspace_hits:%llu\r\n"
+               "rejected_connections:%llu\r\nexpired_keys:%llu\r\nevicted_keys:%llu\r\nkeyspace_hits:%llu\r\n"
                "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n"
                "unexpected_error_replies:0\r\ntotal_error_replies:%llu\r\n",
                (unsigned long long)conns, (unsigned long long)cmds, (unsigned long long)ops, (unsigned long long)nin,
-               (unsigned long long)nout, (unsigned long long)rej, (unsigned long long)exp, (unsigned long long)hits,
+               (unsigned long long)nout, (unsigned long long)rej, (unsigned long long)exp, (unsigned long long)evicted, (unsigned long long)hits,
                (unsigned long long)miss, (unsigned long long)cmdstats_total_errors(src->ids, src->n));
 }
 

@@ -16,6 +16,7 @@
 #include "shard/watch.h"
 #include "lib/mem.h"
 #include "server/config.h"
+#include "shard/evict.h"
 #include "shard/shard.h"
 #include <limits.h>
 
@@ -117,12 +118,11 @@ static void keys_cmd(cmd_ctx *c) {
 
 /* TOUCH key [key ...] */
 static void touch_cmd(cmd_ctx *c) {
-    uint32_t clock = (uint32_t)(ctx_now(c) / 1000) & LRU_CLOCK_MAX;
     long long n = 0;
     for (int i = 1; i < c->argc; i++) {
         entry *e = db_find(ctx_db(c, c->argv[i], c->argl[i]), c->argv[i], c->argl[i], ctx_now(c));
         if (!e) continue;
-        entry_touch(e, clock);
+        evict_touch(c->sh, e);
         n++;
     }
     reply_int(c, n);
@@ -475,7 +475,7 @@ static void object_idletime(cmd_ctx *c) {
     reply_int(c, now >= then ? now - then : now + (LRU_CLOCK_MAX - then));
 }
 
-/* OBJECT FREQ key (access frequency is not tracked: 0 under LFU) */
+/* OBJECT FREQ key: the LFU counter after its decay */
 static void object_freq(cmd_ctx *c) {
     entry *e = object_key(c);
     if (!e) return;
@@ -485,7 +485,7 @@ static void object_freq(cmd_ctx *c) {
                        "adjust.");
         return;
     }
-    reply_int(c, 0);
+    reply_int(c, (long long)evict_lfu_count(e, ctx_now(c)));
 }
 
 

@@ -13,6 +13,7 @@
 #include "persist/rdb.h"
 #include "server/config.h"
 #include "server/engine.h"
+#include "shard/evict.h"
 #include "shard/shard.h"
 
 static int64_t last_save(void) {
@@ -299,7 +300,11 @@ static void restore_cmd(cmd_ctx *c) {
         reply_ok(c);
         return;
     }
-    entry_touch(e, idle_clock(c, o.idle > 0 ? o.idle : 0));
+    if (entry_lfu) { /* as Redis's objectSetLRUOrLFU: FREQ under LFU, IDLETIME otherwise */
+        if (o.freq >= 0) entry_touch(e, ((uint32_t)(ctx_now(c) / 60000) & 0xffff) << 8 | (uint32_t)o.freq);
+    } else {
+        entry_touch(e, idle_clock(c, o.idle > 0 ? o.idle : 0));
+    }
     db_add(d, e);
     reply_ok(c);
 }

@@ -102,6 +102,10 @@ enum {
     X("auto-aof-rewrite-min-size", auto_aof_rewrite_min_size, CT_MEM, "64mb", 0, INT64_MAX, 1)                         \
     X("maxmemory", maxmemory, CT_MEM, "0", 0, INT64_MAX, 1)                                                            \
     X("maxmemory-policy", maxmemory_policy, CT_STR, "noeviction", 0, 0, 1)                                             \
+    X("maxmemory-samples", maxmemory_samples, CT_INT, "5", 1, INT32_MAX, 1)                                            \
+    X("maxmemory-eviction-tenacity", maxmemory_eviction_tenacity, CT_INT, "10", 0, 100, 1)                             \
+    X("lfu-log-factor", lfu_log_factor, CT_INT, "10", 0, INT32_MAX, 1)                                                 \
+    X("lfu-decay-time", lfu_decay_time, CT_INT, "1", 0, INT32_MAX, 1)                                                  \
     X("lazyfree-lazy-user-del", lazyfree_lazy_user_del, CT_BOOL, "no", 0, 0, 1)                                        \
     X("lazyfree-lazy-user-flush", lazyfree_lazy_user_flush, CT_BOOL, "no", 0, 0, 1)                                    \
     X("slowlog-log-slower-than", slowlog_log_slower_than, CT_INT, "10000", -1, INT64_MAX, 1)                           \

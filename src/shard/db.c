@@ -141,6 +141,7 @@ void db_replace(db *d, entry **link, entry *n, int keep_obj) {
     snap_touch(d, *link);
     mark_new(d, n);
     entry *old = table_replace(d->t, link, n);
+    if (__atomic_load_n(&entry_lfu, __ATOMIC_RELAXED)) memcpy(n->lru, old->lru, 3); /* LFU: a new value keeps the key's counter, as Redis */
     d->expires += (size_t)entry_has_ttl(n) - (size_t)entry_has_ttl(old);
     if (keep_obj) zfree(old);
     else entry_free(old);

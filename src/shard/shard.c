@@ -17,6 +17,8 @@
 #include "server/config.h"
 #include "persist/snapshot.h"
 #include "shard/block.h"
+#include "shard/cmdstats.h"
+#include "shard/evict.h"
 #include "shard/latency.h"
 #include "shard/lazyfree.h"
 #include "shard/msg.h"
@@ -367,6 +369,7 @@ void shard_cron(shard *s) {
     s->ops_sample_cmds = s->stat_commands;
     if (s->locked_by) return;
     persist_cron(s);
+    evict_step(s); /* maxmemory: other shards' keys may have filled the memory */
     if (now >= s->next_block_sweep) {
         block_sweep(s);
         s->next_block_sweep = now + 1000;
@@ -613,6 +616,8 @@ static void *shard_main(void *arg) {
     shard *s = arg;
     self = s;
     mem_thread_init(s->id + 1);
+    cmdstats_prepare(s);
+    evict_prepare(s);
     char name[16];
     snprintf(name, sizeof name, "shard-%d", s->id);
     pthread_setname_np(pthread_self(), name);
@@ -624,7 +629,7 @@ static void *shard_main(void *arg) {
         int timeout = 0;
         int walking = s->snap && !s->locked_by; /* a background save wants turns */
         if (!s->out_dirty && !s->write_head && !s->sched_dirty && !(s->pending_head && !s->locked_by) && !s->busy_deferred &&
-            !(walking && !snap_backlogged(s))) {
+            !(walking && !snap_backlogged(s)) && !(s->ev_pending && !s->locked_by)) {
             int64_t now = mstime();
             int64_t left = s->next_cron - now;
             int64_t b = block_next_deadline(s);
@@ -674,9 +679,11 @@ static void *shard_main(void *arg) {
             period = 1000 / cfg_get(hz);
         }
         if (s->sched_dirty) tx_settle(s);
+        if (cfg_get(maxmemory) > 0) evict_publish(s); /* key counts, for other shards' share of an eviction */
         shard_flush(s);
         conn_write_all(s);
         if (s->snap && !s->locked_by) snap_step(s); /* after the replies, which it would hold back a step */
+        if (s->ev_pending && !s->locked_by) evict_step(s); /* maxmemory: an eviction that ran out of time */
         conn_free_closed(s);
     }
     return NULL;

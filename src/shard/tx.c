@@ -38,7 +38,7 @@ static void to_coord(shard *sh, tx_part *p, int type) {
 /* A part that ended on shard sh goes to sh's pool with its buffers (the
  * next transaction started there takes it): parts are made and ended at
  * a high rate, and on the shards where they ran. */
-enum { POOL_MAX = 1024, POOL_BUF_MAX = 64 * 1024 };
+enum { POOL_MAX = 64, POOL_BUF_MAX = 64 * 1024 };
 
 static void part_free(shard *sh, tx_part *p) {
     if (sh->part_pool_n >= POOL_MAX || p->m.args.cap > POOL_BUF_MAX || p->m.replies.cap > POOL_BUF_MAX ||
