@@ -3,6 +3,7 @@
 #include "cmd/aof_log.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
+#include "cmd/pubsub.h"
 #include "cmd/split.h"
 #include "lib/clock.h"
 #include "lib/mem.h"
@@ -211,6 +212,11 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
                ((cmd->flags & CMD_WRITE) || !strcmp(cmd->name, "ping"))) {
         resp_error(out, MISCONF_ERR);
         cmdstats_error(s->sh, MISCONF_ERR);
+        cmdstats_reject(s->sh, cmd);
+        multi_doom(s);
+    } else if (s->pubsub && pubsub_refuses(s, cmd, err, sizeof err)) { /* RESP2 subscribed mode */
+        resp_error(out, err);
+        cmdstats_error(s->sh, err);
         cmdstats_reject(s->sh, cmd);
         multi_doom(s);
     } else if (!s->multi || !multi_intercept(s, cmd, argc, argv, argl, out)) {

@@ -14,6 +14,7 @@
 #include "server/config.h"
 #include "server/engine.h"
 #include "shard/cmdstats.h"
+#include "shard/pubsub.h"
 #include "shard/shard.h"
 #include <stdio.h>
 #include <sys/resource.h>
@@ -132,11 +133,12 @@ static void sec_stats(buf *o, const info_src *src) {
                "total_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
                "instantaneous_ops_per_sec:%llu\r\ntotal_net_input_bytes:%llu\r\ntotal_net_output_bytes:%llu\r\n"
                "rejected_connections:%llu\r\nexpired_keys:%llu\r\nevicted_keys:0\r\nkeyspace_hits:%llu\r\n"
-               "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n"
+               "keyspace_misses:%llu\r\npubsub_channels:%lld\r\npubsub_patterns:%lld\r\npubsubshard_channels:%lld\r\n"
                "unexpected_error_replies:0\r\ntotal_error_replies:%llu\r\n",
                (unsigned long long)conns, (unsigned long long)cmds, (unsigned long long)ops, (unsigned long long)nin,
                (unsigned long long)nout, (unsigned long long)rej, (unsigned long long)exp, (unsigned long long)hits,
-               (unsigned long long)miss, (unsigned long long)cmdstats_total_errors(src->ids, src->n));
+               (unsigned long long)miss, pubsub_active(PS_CHANNEL), pubsub_active(PS_PATTERN), pubsub_active(PS_SHARD),
+               (unsigned long long)cmdstats_total_errors(src->ids, src->n));
 }
 
 static void sec_replication(buf *o, const info_src *src) {

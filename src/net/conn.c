@@ -12,6 +12,7 @@
 #include "server/config.h"
 #include "shard/block.h"
 #include "shard/cmdstats.h"
+#include "shard/pubsub.h"
 #include "shard/shard.h"
 #include <errno.h>
 #include <stdio.h>
@@ -134,6 +135,7 @@ void conn_close(conn *c) {
     c->closed = 1;
     shard *sh = c->sh;
     block_conn_closed(c);
+    pubsub_session_free(&c->s);
     epoll_ctl(sh->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     c->fd = -1;
@@ -304,13 +306,28 @@ void conn_write_all(shard *sh) {
     }
 }
 
+/* CLIENT LIST's flags, in Redis's order; "N" when none. */
+static void conn_flags(conn *c, char *f) {
+    char *p = f;
+    if (pubsub_total(&c->s)) *p++ = 'P';
+    if (c->s.multi) *p++ = 'x';
+    if (c->blocked) *p++ = 'b';
+    if (c->is_unix) *p++ = 'U';
+    if (c->s.flags & SESS_NO_EVICT) *p++ = 'e';
+    if (p == f) *p++ = 'N';
+    *p = 0;
+}
+
 void conn_describe(conn *c, buf *o, int64_t now) {
+    char flags[16];
+    conn_flags(c, flags);
     buf_printf(o,
-               "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%d sub=0 psub=0 "
-               "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu "
+               "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu "
+               "ssub=%zu multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu "
                "oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d\n",
                (unsigned long long)c->s.id, c->addr, c->laddr, c->fd, c->s.name ? c->s.name : "",
-               (long long)((now - c->s.ctime_ms) / 1000), (long long)((now - c->last_io_ms) / 1000), c->s.db,
+               (long long)((now - c->s.ctime_ms) / 1000), (long long)((now - c->last_io_ms) / 1000), flags, c->s.db,
+               pubsub_count(&c->s, PS_CHANNEL), pubsub_count(&c->s, PS_PATTERN), pubsub_count(&c->s, PS_SHARD),
                c->qbuf.len, c->qbuf.cap - c->qbuf.len, c->qbuf.cap, c->qbuf.len, c->out.len - c->out_pos,
                c->qbuf.cap + c->out.cap + sizeof *c, c->s.lastcmd, c->s.resp);
 }

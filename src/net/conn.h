@@ -42,6 +42,7 @@ typedef struct session {
     char lastcmd[32];
     multi_state *multi; /* between MULTI and EXEC/DISCARD */
     watch_state *watch; /* keys WATCHed, until EXEC, DISCARD, UNWATCH */
+    struct ps_sess *pubsub; /* Pub/Sub subscriptions (shard/pubsub.h) */
 } session;
 
 typedef struct slot {

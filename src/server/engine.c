@@ -7,6 +7,7 @@
 #include "lib/mem.h"
 #include "lib/util.h"
 #include "server/config.h"
+#include "shard/pubsub.h"
 #include "shard/shard.h"
 #include <stdlib.h>
 
@@ -38,6 +39,7 @@ session *engine_session(buf *out) {
 
 void engine_session_free(session *s) {
     multi_discard(s);
+    pubsub_session_free(s);
     zfree(s->name);
     zfree(s);
 }

@@ -5,6 +5,7 @@
  *              receiver runs them, writes each reply into the same message
  *              and sends it back as BATCH_DONE.
  *   UNBLOCK    a blocked client of the receiver was served (shard/block.h).
+ *   PUBLISH    Pub/Sub messages for the receiver's subscribers (shard/pubsub.h).
  *   SCHED .. CANCELLED  a transaction part moving between its coordinator
  *              and its shard (shard/tx.h): the message is the part's own. */
 #ifndef SHOAL_MSG_H
@@ -27,6 +28,7 @@ enum {
     SM_EXEC_DONE,
     SM_CANCELLED,
     SM_STEP_DONE,
+    SM_PUBLISH, /* Pub/Sub messages for the receiver's subscribers (shard/pubsub.h) */
 };
 
 struct conn;

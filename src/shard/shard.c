@@ -18,6 +18,7 @@
 #include "shard/latency.h"
 #include "shard/lazyfree.h"
 #include "shard/msg.h"
+#include "shard/pubsub.h"
 #include "shard/tx.h"
 #include <arpa/inet.h>
 #include <errno.h>
@@ -152,6 +153,7 @@ void shard_send(shard *from, int to, msg *m) {
 }
 
 void shard_flush(shard *s) {
+    pubsub_flush(s); /* this turn's Pub/Sub messages join the outboxes */
     if (aof_before_send(s) < 0) return; /* AOF: this shard's log is written before any message leaves */
     if (!s->out_dirty) return;
     int again = 0;
@@ -286,6 +288,7 @@ static void handle(shard *s, msg *m) {
     case SM_BATCH: tx_batch_arrived(s, m); break;
     case SM_BATCH_DONE: batch_done(s, m); break;
     case SM_UNBLOCK: block_on_message(s, m); break;
+    case SM_PUBLISH: pubsub_on_message(s, m); break;
     default: tx_on_message(s, m); break;
     }
 }
