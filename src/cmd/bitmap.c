@@ -9,6 +9,7 @@
  * the key's expire. Bit offsets are limited by proto-max-bulk-len, so no
  * client input can make a string larger than that (plus the 8 bytes a
  * BITFIELD field may reach past its offset). */
+#include "cmd/notify.h"
 #include "cmd/cmd.h"
 #include "cmd/string.h"
 #include "lib/mem.h"
@@ -122,6 +123,7 @@ static void setbit_cmd(cmd_ctx *c) {
     else
         p[byte] &= (uint8_t)~mask;
     reply_int(c, old);
+    ctx_notify(c, NOTIFY_STRING, "setbit", 1);
 }
 
 /* GETBIT key offset */
@@ -343,7 +345,7 @@ static void bitop_store(cmd_ctx *c, const uint8_t *res, size_t n) {
     size_t kl = c->argl[2];
     db *d = ctx_db(c, key, kl);
     if (!n) {
-        db_delete(d, key, kl, ctx_now(c));
+        if (db_delete(d, key, kl, ctx_now(c))) ctx_notify(c, NOTIFY_GENERIC, "del", 2);
         return;
     }
     entry *e = entry_new_raw(key, kl, (const char *)res, n, -1);
@@ -352,6 +354,7 @@ static void bitop_store(cmd_ctx *c, const uint8_t *res, size_t n) {
         db_replace(d, link, e, 0);
     else
         db_add(d, e);
+    ctx_notify(c, NOTIFY_STRING, "set", 2);
 }
 
 typedef struct bitop_src {
@@ -625,6 +628,7 @@ static void bf_run(cmd_ctx *c, const bf_op *ops, int n, int writes) {
         else
             bf_write(c, wp, len, &ops[i]);
     }
+    if (writes) ctx_notify(c, NOTIFY_STRING, "setbit", 1);
 }
 
 /* Shared body of BITFIELD and BITFIELD_RO (ro: only GET allowed). */

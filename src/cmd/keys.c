@@ -17,12 +17,17 @@
 #include "lib/mem.h"
 #include "server/config.h"
 #include "shard/shard.h"
+#include "cmd/notify.h"
 #include <limits.h>
 
 /* DEL key [key ...], UNLINK key [key ...] */
 static void del_cmd(cmd_ctx *c) {
     long long n = 0;
-    for (int i = 1; i < c->argc; i++) n += db_delete(ctx_db(c, c->argv[i], c->argl[i]), c->argv[i], c->argl[i], ctx_now(c));
+    for (int i = 1; i < c->argc; i++) {
+        if (!db_delete(ctx_db(c, c->argv[i], c->argl[i]), c->argv[i], c->argl[i], ctx_now(c))) continue;
+        n++;
+        ctx_notify(c, NOTIFY_GENERIC, "del", i);
+    }
     reply_int(c, n);
 }
 
@@ -366,6 +371,8 @@ static void rename_generic(cmd_ctx *c, int nx) {
     move_entry(sd, db_find_link(sd, sk, sl, now), dd, dk, dl);
     if (nx) reply_int(c, 1);
     else reply_ok(c);
+    ctx_notify(c, NOTIFY_GENERIC, "rename_from", 1);
+    ctx_notify(c, NOTIFY_GENERIC, "rename_to", 2);
 }
 
 /* RENAME key newkey */
@@ -408,6 +415,7 @@ static void copy_cmd(cmd_ctx *c) {
     entry *src = db_find(sd, sk, sl, now); /* again: dd may be sd's table */
     db_add(dd, entry_copy(src, dk, dl, entry_expire(src)));
     reply_int(c, 1);
+    notify_key(NOTIFY_GENERIC, "copy_to", dk, dl, dbid);
 }
 
 /* MOVE key db */
@@ -429,6 +437,8 @@ static void move_cmd(cmd_ctx *c) {
     }
     db_add(dd, db_take(sd, link)); /* dd is another table: link still valid */
     reply_int(c, 1);
+    ctx_notify(c, NOTIFY_GENERIC, "move_from", 1);
+    notify_key(NOTIFY_GENERIC, "move_to", k, kl, dbid);
 }
 
 /* ---- OBJECT ---- */

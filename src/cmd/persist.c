@@ -5,6 +5,7 @@
  * each database once with the keys of every shard. DUMP and RESTORE are
  * single-key commands run on the key's shard. Writes since the last save
  * are counted per shard by the dispatcher (shard.dirty). */
+#include "cmd/notify.h"
 #include "cmd/persist.h"
 #include "cmd/cmd.h"
 #include "lib/clock.h"
@@ -297,11 +298,13 @@ static void restore_cmd(cmd_ctx *c) {
     if (ttl && (ttl < 0 || (ttl <= now && !aof_loading))) { /* expired already: only the delete happens */
         entry_free(e);
         reply_ok(c);
+        if (l) ctx_notify(c, NOTIFY_GENERIC, "del", 1);
         return;
     }
     entry_touch(e, idle_clock(c, o.idle > 0 ? o.idle : 0));
     db_add(d, e);
     reply_ok(c);
+    ctx_notify(c, NOTIFY_GENERIC, "restore", 1);
 }
 
 void persist_debug_reload(cmd_ctx *c) {
