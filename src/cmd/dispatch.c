@@ -1,6 +1,7 @@
 /* dispatch.c - see dispatch.h. */
 #include "cmd/dispatch.h"
 #include "cmd/aof_log.h"
+#include "cmd/monitor.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
 #include "cmd/pubsub.h"
@@ -220,7 +221,10 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
         cmdstats_reject(s->sh, cmd);
         multi_doom(s);
     } else if (!s->multi || !multi_intercept(s, cmd, argc, argv, argl, out)) {
+        int fed = __builtin_expect(monitor_active(), 0) && (cmd->flags & CMD_EXEC);
+        if (fed) monitor_feed_command(s, cmd, argc, argv, argl); /* EXEC: before its queue goes */
         route(s, cmd, argc, argv, argl, discard, out);
+        if (!fed && __builtin_expect(monitor_active(), 0)) monitor_feed_command(s, cmd, argc, argv, argl);
     }
     buf_free(&scratch);
     s->flags &= ~SESS_REPLY_SKIP;

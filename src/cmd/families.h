@@ -2,7 +2,7 @@
  * Adding a family: add a row here and a src/cmd/<name>.c. */
 #ifndef SHOAL_FAMILIES_H
 #define SHOAL_FAMILIES_H
-#define CMD_FAMILIES(X) X(string) X(bitmap) X(keys) X(expire) X(connection) X(server) X(hash) X(set) X(zset) X(list) X(blocking) X(persist) X(sort) X(multi) X(stream) X(stream_cg) X(stream_read) X(slowlog) X(latency) X(lolwut) X(pubsub)
+#define CMD_FAMILIES(X) X(string) X(bitmap) X(keys) X(expire) X(connection) X(server) X(hash) X(set) X(zset) X(list) X(blocking) X(persist) X(sort) X(multi) X(stream) X(stream_cg) X(stream_read) X(slowlog) X(latency) X(lolwut) X(pubsub) X(monitor)
 #define DECL(f) void f##_register(void);
 CMD_FAMILIES(DECL)
 #undef DECL

@@ -309,6 +309,7 @@ void conn_write_all(shard *sh) {
 /* CLIENT LIST's flags, in Redis's order; "N" when none. */
 static void conn_flags(conn *c, char *f) {
     char *p = f;
+    if (pubsub_count(&c->s, PS_MONITOR)) *p++ = 'O';
     if (pubsub_total(&c->s)) *p++ = 'P';
     if (c->s.multi) *p++ = 'x';
     if (c->blocked) *p++ = 'b';

@@ -67,7 +67,8 @@ static struct {
     size_t npats, cappats;
 } G = {.lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP}; /* writers are not starved by publishers */
 
-static long long g_subs; /* atomic: subscriptions of every session (0: PUBLISH has nobody to find) */
+static long long g_subs;            /* atomic: subscriptions of every session (0: PUBLISH has nobody to find) */
+static long long g_kind[PS_KINDS];  /* atomic: the same per kind */
 
 static uint64_t name_hash(int kind, const char *p, size_t n) { return hash_bytes(p, n) ^ ((uint64_t)kind * 0x9e3779b97f4a7c15ull); }
 
@@ -216,6 +217,7 @@ int pubsub_subscribe(session *s, int kind, const char *name, size_t len) {
     local_add(s->sh->id, kind, name, len, s);
     gcount(kind, name, len, s->sh->id, 1);
     __atomic_fetch_add(&g_subs, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&g_kind[kind], 1, __ATOMIC_RELAXED);
     return 1;
 }
 
@@ -236,6 +238,7 @@ int pubsub_unsubscribe(session *s, int kind, const char *name, size_t len) {
     local_del(s->sh->id, kind, name, len, s);
     gcount(kind, name, len, s->sh->id, -1);
     __atomic_fetch_sub(&g_subs, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&g_kind[kind], 1, __ATOMIC_RELAXED);
     return 1;
 }
 
@@ -248,7 +251,7 @@ size_t pubsub_total(const session *s) {
     const ps_sess *p = s->pubsub;
     if (!p) return 0;
     size_t n = 0;
-    for (int k = 0; k < PS_KINDS; k++)
+    for (int k = 0; k < PS_MONITOR; k++)
         if (p->set[k]) n += smap_size(p->set[k]);
     return n;
 }
@@ -363,6 +366,11 @@ static long long deliver_local(int sid, int kind, const char *ch, size_t cl, con
     ps_local *L = &locals[sid];
     long long n = 0;
     ps_subs *ss = local_find(L, kind, ch, cl);
+    if (ss && kind == PS_MONITOR) { /* the line is ready to send */
+        buf line = {.p = (char *)m, .len = ml, .cap = ml};
+        for (uint32_t i = 0; i < ss->n; i++) push_to(ss->v[i], &line);
+        return ss->n;
+    }
     if (ss) {
         enc e = {.type = kind == PS_SHARD ? "smessage" : "message", .ch = ch, .msg = m, .cl = cl, .ml = ml};
         e.typel = strlen(e.type);
@@ -431,6 +439,8 @@ void pubsub_on_message(shard *sh, msg *m) {
 }
 
 int pubsub_any(void) { return __atomic_load_n(&g_subs, __ATOMIC_RELAXED) != 0; }
+
+long long pubsub_kind_total(int kind) { return __atomic_load_n(&g_kind[kind], __ATOMIC_RELAXED); }
 
 long long pubsub_publish(shard *sh, int kind, const char *ch, size_t cl, const char *m, size_t ml) {
     if (!pubsub_any()) return 0;

@@ -38,7 +38,10 @@ struct session;
 struct shard;
 struct msg;
 
-enum { PS_CHANNEL = 0, PS_PATTERN = 1, PS_SHARD = 2, PS_KINDS = 3 };
+/* PS_MONITOR: MONITOR clients, under the one name ""; a "message" to them
+ * is a ready RESP line, delivered as it is. It is not a subscription for
+ * Pub/Sub's mode, counts and output limits. */
+enum { PS_CHANNEL = 0, PS_PATTERN = 1, PS_SHARD = 2, PS_MONITOR = 3, PS_KINDS = 4 };
 
 /* Adds a subscription of session s; 1 when new, 0 when it had it. */
 int pubsub_subscribe(struct session *s, int kind, const char *name, size_t len);
@@ -46,7 +49,8 @@ int pubsub_subscribe(struct session *s, int kind, const char *name, size_t len);
 int pubsub_unsubscribe(struct session *s, int kind, const char *name, size_t len);
 /* The session's subscriptions of one kind. */
 size_t pubsub_count(const struct session *s, int kind);
-/* Channels + patterns + shard channels (0: not in Pub/Sub mode). */
+/* Channels + patterns + shard channels (0: not in Pub/Sub mode; PS_MONITOR
+ * does not count). */
 size_t pubsub_total(const struct session *s);
 /* The session's names of one kind (a copy: the caller may unsubscribe
  * while walking it). Returns the count; *names and each name are zmalloc'd,
@@ -63,6 +67,8 @@ long long pubsub_publish(struct shard *sh, int kind, const char *ch, size_t cl, 
 /* Whether anybody is subscribed to anything (a relaxed read, for callers
  * that can skip building a message). */
 int pubsub_any(void);
+/* Subscriptions of one kind over every session (a relaxed read). */
+long long pubsub_kind_total(int kind);
 /* An SM_PUBLISH message arrived at shard sh. */
 void pubsub_on_message(struct shard *sh, struct msg *m);
 /* shard_flush: queues this turn's SM_PUBLISH messages of shard sh. */
