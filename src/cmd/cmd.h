@@ -107,6 +107,7 @@ struct cmd_ctx {
     int no_stats;   /* a part of a call counted elsewhere (a split command's part) */
     int64_t dur_ns; /* set by exec_command: how long the handler ran */
     int slow;       /* set by exec_command: slow, and run without its connection: the caller logs it */
+    uint64_t client; /* without a session: the client's tracking word (shard/tracking.h) */
 };
 
 /* The database holding key in this context. */

@@ -9,11 +9,13 @@
  * Session flags are changed with atomic operations for that reason. */
 #include "cmd/cmd.h"
 #include "cmd/multi.h"
+#include "cmd/tracking.h"
 #include "lib/mem.h"
 #include "net/conn.h"
 #include "server/config.h"
 #include "server/engine.h"
 #include "shard/pubsub.h"
+#include "shard/tracking.h"
 #include "shard/shard.h"
 #include <limits.h>
 #include <stdio.h>
@@ -159,6 +161,7 @@ static void reset_cmd(cmd_ctx *c) {
     set_name(s, NULL, 0);
     multi_discard(s);
     pubsub_session_free(s);
+    tracking_disable(s);
     __atomic_fetch_and(&s->flags, ~(uint32_t)(SESS_REPLY_OFF | SESS_REPLY_SKIP | SESS_REPLY_SKIP_NEXT | SESS_NO_EVICT),
                        __ATOMIC_RELAXED);
     reply_after_quiet(c, old, "RESET");
@@ -391,6 +394,10 @@ static void client_noevict(cmd_ctx *c) {
 static void client_help(cmd_ctx *c) {
     static const char *lines[] = {
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CACHING (YES|NO)",
+        "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+        "GETREDIR",
+        "    Return the client ID we are redirecting to when tracking is enabled.",
         "GETNAME",
         "    Return the name of the current connection.",
         "ID",
@@ -409,6 +416,12 @@ static void client_help(cmd_ctx *c) {
         "    Control the replies sent to the current connection.",
         "SETNAME <name>",
         "    Assign the name <name> to the current connection.",
+        "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+        "         [OPTIN] [OPTOUT] [NOLOOP]",
+        "    Control server assisted client side caching.",
+        "TRACKINGINFO",
+        "    Report tracking status for the current connection.",
+
         "HELP",
         "    Print this help.",
     };
@@ -423,6 +436,7 @@ static void client_help(cmd_ctx *c) {
 #define CONN_ACL "slow connection"
 #define ADMIN_ACL "admin slow dangerous connection"
 static command client_subs[] = {
+    TRACKING_CLIENT_ROWS /* CLIENT TRACKING, CACHING, GETREDIR, TRACKINGINFO: cmd/tracking.c */
     {.name = "client|id",
      .proc = client_id,
      .arity = 2,

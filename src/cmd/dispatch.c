@@ -17,6 +17,7 @@
 #include "shard/shard.h"
 #include "shard/slowlog.h"
 #include "net/conn.h"
+#include "shard/tracking.h"
 #include "shard/tx.h"
 #include "shard/watch.h"
 #include <ctype.h>
@@ -71,20 +72,35 @@ const command *dispatch_resolve(int argc, const char **argv, const size_t *argl,
 /* The write hooks that are on, for each key of a write command. */
 typedef struct write_hooks {
     cmd_ctx *c;
-    int snap, watch;
+    int snap, watch, track;
 } write_hooks;
+
+/* The shard that owns key in this context (a transaction's coordinator
+ * may run a handler over several). */
+static shard *key_owner(cmd_ctx *c, const char *key, size_t klen) {
+    return c->tx ? shards[shard_of_key(key, klen)] : c->sh;
+}
+
+static uint64_t client_word(cmd_ctx *c) { return c->sess ? tracking_word(c->sess, c->cmd) : c->client; }
 
 static void hook_key(void *ud, const char *key, size_t klen) {
     write_hooks *h = ud;
     if (h->snap) snap_touch_key(ctx_db(h->c, key, klen), key, klen);
     if (h->watch) watch_bump(h->c->dbid, key, klen);
+    if (h->track) tracking_key_changed(key_owner(h->c, key, klen), client_word(h->c), key, klen);
 }
 
 void dispatch_before_write(cmd_ctx *c) {
     write_hooks h = {.c = c,
                      .snap = __atomic_load_n(&snap_parts_running, __ATOMIC_RELAXED) != 0,
-                     .watch = __atomic_load_n(&watch_sessions, __ATOMIC_RELAXED) != 0};
-    if (h.snap || h.watch) cmd_each_key(c->cmd, c->argc, c->argv, c->argl, hook_key, &h);
+                     .watch = __atomic_load_n(&watch_sessions, __ATOMIC_RELAXED) != 0,
+                     .track = tracking_active()};
+    if (h.snap || h.watch || h.track) cmd_each_key(c->cmd, c->argc, c->argv, c->argl, hook_key, &h);
+}
+
+static void remember_key(void *ud, const char *key, size_t klen) {
+    cmd_ctx *c = ud;
+    tracking_remember(key_owner(c, key, klen), client_word(c), key, klen);
 }
 
 void exec_command(cmd_ctx *c) {
@@ -95,6 +111,8 @@ void exec_command(cmd_ctx *c) {
     if (c->cmd->flags & CMD_WRITE) dispatch_before_write(c);
     size_t reply_at = c->out->len;
     c->cmd->proc(c);
+    if ((c->cmd->flags & CMD_READONLY) && (client_word(c) & 1)) /* CLIENT TRACKING: the keys it read */
+        cmd_each_key(c->cmd, c->argc, c->argv, c->argl, remember_key, c);
     c->dur_ns = clock_ns() - t0;
     if (!c->no_stats) {
         cmdstats_call(sh, c->cmd, c->dur_ns, c->blocked);
@@ -225,6 +243,7 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
         if (fed) monitor_feed_command(s, cmd, argc, argv, argl); /* EXEC: before its queue goes */
         route(s, cmd, argc, argv, argl, discard, out);
         if (!fed && __builtin_expect(monitor_active(), 0)) monitor_feed_command(s, cmd, argc, argv, argl);
+        if (s->tracking) tracking_after_command(s, cmd);
     }
     buf_free(&scratch);
     s->flags &= ~SESS_REPLY_SKIP;

@@ -13,6 +13,7 @@
 #include "cmd/persist.h"
 #include "persist/snapshot.h"
 #include "shard/block.h"
+#include "shard/tracking.h"
 #include "shard/watch.h"
 #include "lib/mem.h"
 #include "server/config.h"
@@ -61,6 +62,7 @@ static void flushdb_cmd(cmd_ctx *c) {
     int ids[MAX_SHARDS], n = ctx_shards(c, ids);
     for (int i = 0; i < n; i++) (async ? db_clear_async : db_clear)(ctx_shard_db(c, ids[i], c->dbid));
     watch_bump_db(c->dbid);
+    tracking_flush_all(c->sess ? tracking_word(c->sess, c->cmd) : c->client);
     reply_ok(c);
 }
 
@@ -77,6 +79,7 @@ static void flushall_cmd(cmd_ctx *c) {
     }
     if (saving) snap_drop_parts(ids, n);
     watch_bump_db(-1);
+    tracking_flush_all(c->sess ? tracking_word(c->sess, c->cmd) : c->client);
     if (cfg.save_s && *cfg.save_s) persist_save(c); /* the empty dataset replaces the file, as Redis's */
     reply_ok(c);
 }

@@ -13,6 +13,7 @@
 #include "shard/block.h"
 #include "shard/cmdstats.h"
 #include "shard/pubsub.h"
+#include "shard/tracking.h"
 #include "shard/shard.h"
 #include <errno.h>
 #include <stdio.h>
@@ -95,6 +96,7 @@ conn *conn_create(shard *sh, int fd, int is_unix) {
     sh->nconns++;
     pthread_mutex_unlock(&sh->conns_lock);
     __atomic_fetch_add(&conn_count_total, 1, __ATOMIC_RELAXED);
+    tracking_conn_open(&c->s);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
     epoll_ctl(sh->epfd, EPOLL_CTL_ADD, fd, &ev);
     return c;
@@ -136,6 +138,7 @@ void conn_close(conn *c) {
     shard *sh = c->sh;
     block_conn_closed(c);
     pubsub_session_free(&c->s);
+    tracking_conn_close(&c->s);
     epoll_ctl(sh->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     c->fd = -1;
@@ -313,6 +316,9 @@ static void conn_flags(conn *c, char *f) {
     if (pubsub_total(&c->s)) *p++ = 'P';
     if (c->s.multi) *p++ = 'x';
     if (c->blocked) *p++ = 'b';
+    if (tracking_on(&c->s)) *p++ = 't';
+    if (tracking_broken(&c->s)) *p++ = 'R';
+    if (tracking_bcast(&c->s)) *p++ = 'B';
     if (c->is_unix) *p++ = 'U';
     if (c->s.flags & SESS_NO_EVICT) *p++ = 'e';
     if (p == f) *p++ = 'N';
@@ -325,10 +331,10 @@ void conn_describe(conn *c, buf *o, int64_t now) {
     buf_printf(o,
                "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu "
                "ssub=%zu multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu "
-               "oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d\n",
+               "oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=%lld resp=%d\n",
                (unsigned long long)c->s.id, c->addr, c->laddr, c->fd, c->s.name ? c->s.name : "",
                (long long)((now - c->s.ctime_ms) / 1000), (long long)((now - c->last_io_ms) / 1000), flags, c->s.db,
                pubsub_count(&c->s, PS_CHANNEL), pubsub_count(&c->s, PS_PATTERN), pubsub_count(&c->s, PS_SHARD),
                c->qbuf.len, c->qbuf.cap - c->qbuf.len, c->qbuf.cap, c->qbuf.len, c->out.len - c->out_pos,
-               c->qbuf.cap + c->out.cap + sizeof *c, c->s.lastcmd, c->s.resp);
+               c->qbuf.cap + c->out.cap + sizeof *c, c->s.lastcmd, tracking_getredir(&c->s), c->s.resp);
 }

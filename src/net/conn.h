@@ -43,6 +43,7 @@ typedef struct session {
     multi_state *multi; /* between MULTI and EXEC/DISCARD */
     watch_state *watch; /* keys WATCHed, until EXEC, DISCARD, UNWATCH */
     struct ps_sess *pubsub; /* Pub/Sub subscriptions (shard/pubsub.h) */
+    struct trk_sess *tracking; /* CLIENT TRACKING state (shard/tracking.h) */
 } session;
 
 typedef struct slot {

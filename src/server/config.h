@@ -96,7 +96,8 @@ enum {
     X("list-compress-depth", list_compress_depth, CT_INT, "0", 0, INT32_MAX, 1)                                        \
     X("stream-node-max-bytes", stream_node_max_bytes, CT_MEM, "4096", 0, INT64_MAX, 1)                                 \
     X("stream-node-max-entries", stream_node_max_entries, CT_INT, "100", 0, INT64_MAX, 1)                             \
-    X("notify-keyspace-events", notify_keyspace_events, CT_STR, "", 0, 0, 1)
+    X("notify-keyspace-events", notify_keyspace_events, CT_STR, "", 0, 0, 1)                                           \
+    X("tracking-table-max-keys", tracking_table_max_keys, CT_INT, "1000000", 0, INT64_MAX, 1)
 
 /* Values of enable-protected-configs and enable-debug-command. */
 enum { CFG_ALLOW_NO = 0, CFG_ALLOW_YES = 1, CFG_ALLOW_LOCAL = 2 };

@@ -5,6 +5,7 @@
 #include "shard/watch.h"
 #include "persist/aof.h"
 #include "shard/notify.h"
+#include "shard/tracking.h"
 #include "shard/block.h"
 #include "shard/lazyfree.h"
 #include "shard/shard.h"
@@ -103,6 +104,7 @@ entry **db_find_link(db *d, const char *key, size_t klen, int64_t now) {
         db_delete_link(d, l);
         count_expired(d);
         notify_key(NOTIFY_EXPIRED, "expired", key, klen, d->id);
+        if (d->owner && tracking_active()) tracking_key_changed(d->owner, 0, key, klen);
         return NULL;
     }
     return l;

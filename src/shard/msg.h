@@ -47,6 +47,7 @@ typedef struct batch_item {
     uint8_t no_stats;     /* a part of a split command: its call is counted once, by the coordinator */
     uint8_t slow;         /* it ran for slow_us, long enough for the slow log: the sender logs it */
     int64_t slow_us;
+    uint64_t client;      /* the client's tracking word (shard/tracking.h) */
     size_t args;          /* offset in args buf: argc x (u64 len, bytes) */
     size_t reply, reply_len; /* offset/length in replies buf */
 } batch_item;

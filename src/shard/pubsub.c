@@ -17,6 +17,7 @@
 #include "server/config.h"
 #include "shard/msg.h"
 #include "shard/shard.h"
+#include "shard/tracking.h"
 #include <pthread.h>
 #include <stdio.h>
 
@@ -390,7 +391,7 @@ static long long deliver_local(int sid, int kind, const char *ch, size_t cl, con
 
 /* Record layout in an SM_PUBLISH message's args: kind (1 byte), channel
  * length (4), channel, message length (4), message. */
-static void add_record(shard *sh, int to, int kind, const char *ch, size_t cl, const char *m, size_t ml) {
+void pubsub_record(shard *sh, int to, int kind, const char *ch, size_t cl, const char *m, size_t ml) {
     ps_local *L = &locals[sh->id];
     msg *x = L->open[to];
     if (x && x->args.len > (1u << 20)) { /* a big one goes now, the rest in a new message */
@@ -413,6 +414,7 @@ static void add_record(shard *sh, int to, int kind, const char *ch, size_t cl, c
 }
 
 void pubsub_flush(shard *sh) {
+    tracking_turn_end(sh); /* its deliveries, and records for other shards */
     ps_local *L = &locals[sh->id];
     if (!L->nopen) return;
     for (int to = 0; to < nshards; to++) {
@@ -432,7 +434,8 @@ void pubsub_on_message(shard *sh, msg *m) {
         const char *ch = p + 5;
         memcpy(&ml, ch + cl, 4);
         const char *body = ch + cl + 4;
-        deliver_local(sh->id, k, ch, cl, body, ml);
+        if (k < PS_KINDS) deliver_local(sh->id, k, ch, cl, body, ml);
+        else tracking_on_record(sh, k, ch, cl, body, ml);
         p = body + ml;
     }
     msg_free(m);
@@ -470,7 +473,7 @@ long long pubsub_publish(shard *sh, int kind, const char *ch, size_t cl, const c
     }
     pthread_rwlock_unlock(&G.lock);
     for (int s = 0; mask; s++, mask >>= 1)
-        if (mask & 1) add_record(sh, s, kind, ch, cl, m, ml);
+        if (mask & 1) pubsub_record(sh, s, kind, ch, cl, m, ml);
     return n;
 }
 

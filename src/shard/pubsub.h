@@ -69,6 +69,9 @@ long long pubsub_publish(struct shard *sh, int kind, const char *ch, size_t cl, 
 int pubsub_any(void);
 /* Subscriptions of one kind over every session (a relaxed read). */
 long long pubsub_kind_total(int kind);
+/* Appends a record (kind, then two byte strings) to this turn's message
+ * from shard sh to shard `to` (other kinds than PS_*: tracking.h's). */
+void pubsub_record(struct shard *sh, int to, int kind, const char *a, size_t al, const char *b, size_t bl);
 /* An SM_PUBLISH message arrived at shard sh. */
 void pubsub_on_message(struct shard *sh, struct msg *m);
 /* shard_flush: queues this turn's SM_PUBLISH messages of shard sh. */

@@ -19,6 +19,7 @@
 #include "shard/lazyfree.h"
 #include "shard/msg.h"
 #include "shard/pubsub.h"
+#include "shard/tracking.h"
 #include "shard/tx.h"
 #include <arpa/inet.h>
 #include <errno.h>
@@ -205,7 +206,7 @@ int shard_run_batch_items(shard *s, msg *m, int check) {
             it->reply = m->replies.len;
             cmd_ctx c = {.sh = s, .sess = sess, .cmd = it->cmd, .argc = (int)it->argc, .argv = argv, .argl = argl,
                          .dbid = it->dbid, .resp = it->resp, .out = &m->replies, .in_exec = it->in_exec,
-                         .no_stats = it->no_stats};
+                         .no_stats = it->no_stats, .client = it->client};
             exec_command(&c);
             it->reply_len = m->replies.len - it->reply;
             it->slow = (uint8_t)c.slow;
@@ -268,6 +269,7 @@ batch_item *shard_batch_add(msg *m, session *s, const command *cmd, int argc, co
     it->slot->discard = discard;
     it->dbid = (uint32_t)s->db;
     it->resp = (uint8_t)s->resp;
+    it->client = tracking_word(s, cmd);
     s->conn->inflight++;
     return it;
 }
@@ -328,6 +330,7 @@ void shard_cron(shard *s) {
     s->ops_sample_time = now;
     s->ops_sample_cmds = s->stat_commands;
     if (s->locked_by) return;
+    tracking_cron(s);
     persist_cron(s);
     if (now >= s->next_block_sweep) {
         block_sweep(s);
