@@ -334,7 +334,20 @@ static void check_limits(conn *c, ps_sess *p) {
 static void push_to(session *s, const buf *b) {
     conn *c = s->conn;
     if (c && (c->closed || __atomic_load_n(&c->s.killed, __ATOMIC_RELAXED))) return;
-    buf_add(session_reply_buf(s), b->p, b->len);
+    /* A subscriber that never quite catches up never empties its buffer,
+     * which is only reset when all of it was written: drop the written
+     * part once it is most of the buffer, or it would grow for ever. */
+    if (c && c->out_pos >= 65536 && c->out_pos * 2 >= c->out.len) {
+        buf_consume(&c->out, c->out_pos);
+        c->out_pos = 0;
+    }
+    buf *o = session_reply_buf(s);
+    /* Past 1 MiB buf_grow adds 1 MiB at a time, each step a copy of the
+     * whole buffer: a subscriber falling behind would cost the shard a
+     * quadratic amount of copying. Double instead (the output limit bounds
+     * the size). */
+    if (o->cap - o->len < b->len && o->len >= (1u << 20)) buf_grow(o, o->len);
+    buf_add(o, b->p, b->len);
     if (c && s->pubsub) check_limits(c, s->pubsub);
 }
 

@@ -412,7 +412,9 @@ static void put_record(buf *b, int kind, const char *a, size_t al, const char *x
 static void send_record(int to, int kind, const char *a, size_t al, const char *x, size_t xl) {
     shard *me = shard_self();
     if (!me) return;
-    if (to == me->id)
+    if (!shards_running) /* the embedded engine has no loop turns: now */
+        tracking_on_record(me, kind, a, al, x, xl);
+    else if (to == me->id)
         put_record(&locals[me->id].pending, kind, a, al, x, xl);
     else
         pubsub_record(me, to, kind, a, al, x, xl);
