@@ -294,6 +294,14 @@ static void write_out(conn *c) {
     }
 }
 
+void conn_shrink_idle(conn *c, int64_t now) {
+    if (c->out.cap > 16 * 1024 && c->out.len == c->out_pos && !c->in_write) {
+        buf_free(&c->out);
+        c->out_pos = 0;
+    }
+    if (c->qbuf.cap && !c->qbuf.len && !c->in_pending && now - c->last_io_ms >= 2000) buf_free(&c->qbuf);
+}
+
 /* The write waits for conn_write_all at the end of the turn, after the
  * AOF write of the replies produced meanwhile. */
 void conn_on_writable(conn *c) { schedule_write(c); }

@@ -104,6 +104,9 @@ void conn_close(conn *c);
 void conn_release_if_done(conn *c);
 /* Frees the connections closed during this loop turn. */
 void conn_free_closed(struct shard *sh);
+/* Cron: frees the buffers of a connection that holds nothing in them
+ * (output written, no input for 2 s), so memory a burst grew returns. */
+void conn_shrink_idle(conn *c, int64_t now_ms);
 /* One CLIENT LIST line. */
 void conn_describe(conn *c, buf *out, int64_t now);
 void shard_add_pending(struct shard *sh, conn *c);

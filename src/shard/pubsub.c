@@ -222,6 +222,18 @@ int pubsub_subscribe(session *s, int kind, const char *name, size_t len) {
     return 1;
 }
 
+/* Frees the session's state once it holds no subscription. */
+static void release_if_empty(session *s) {
+    ps_sess *p = s->pubsub;
+    for (int k = 0; k < PS_KINDS; k++)
+        if (p->set[k] && smap_size(p->set[k])) return;
+    for (int k = 0; k < PS_KINDS; k++) smap_free(&p->set[k]);
+    zfree(p->pat);
+    zfree(p->patl);
+    zfree(p);
+    s->pubsub = NULL;
+}
+
 int pubsub_unsubscribe(session *s, int kind, const char *name, size_t len) {
     ps_sess *p = s->pubsub;
     if (!p || !p->set[kind] || !smap_delete(p->set[kind], name, len)) return 0;
@@ -240,6 +252,7 @@ int pubsub_unsubscribe(session *s, int kind, const char *name, size_t len) {
     gcount(kind, name, len, s->sh->id, -1);
     __atomic_fetch_sub(&g_subs, 1, __ATOMIC_RELAXED);
     __atomic_fetch_sub(&g_kind[kind], 1, __ATOMIC_RELAXED);
+    release_if_empty(s);
     return 1;
 }
 
@@ -289,20 +302,14 @@ void pubsub_names_free(char **names, size_t *lens, size_t n) {
 }
 
 void pubsub_session_free(session *s) {
-    ps_sess *p = s->pubsub;
-    if (!p) return;
-    for (int k = 0; k < PS_KINDS; k++) {
+    for (int k = 0; k < PS_KINDS && s->pubsub; k++) { /* the last unsubscribe frees the state */
         char **names;
         size_t *lens;
         size_t n = pubsub_names(s, k, &names, &lens);
         for (size_t i = 0; i < n; i++) pubsub_unsubscribe(s, k, names[i], lens[i]);
         pubsub_names_free(names, lens, n);
-        smap_free(&p->set[k]);
     }
-    zfree(p->pat);
-    zfree(p->patl);
-    zfree(p);
-    s->pubsub = NULL;
+    if (s->pubsub) release_if_empty(s);
 }
 
 /* ---- delivery ---- */

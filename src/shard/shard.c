@@ -366,6 +366,7 @@ void shard_cron(shard *s) {
     for (conn *c = s->conns; c;) {
         conn *next = c->all_next;
         if (__atomic_load_n(&c->s.killed, __ATOMIC_RELAXED)) conn_close(c);
+        else conn_shrink_idle(c, now);
         c = next;
     }
     int64_t tmo = cfg_get(timeout);
