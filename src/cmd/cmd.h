@@ -112,6 +112,7 @@ struct cmd_ctx {
     int unchanged;  /* set by a write handler whose call changed nothing (SETBIT of the same bit): no dirty count */
     struct db *scratch; /* every key's database (cmd/gather.c runs commands over copies) */
     int reroute;    /* set by the handler, which wrote nothing: run it again holding every shard */
+    uint64_t client; /* without a session: the client's tracking word (shard/tracking.h) */
 };
 
 /* The database holding key in this context (the scratch one when set). */

@@ -30,7 +30,9 @@
     X(script) \
     X(function) \
     X(acl) \
-    X(maxmemory)
+    X(maxmemory) \
+    X(pubsub) \
+    X(monitor)
 #define DECL(f) void f##_register(void);
 CMD_FAMILIES(DECL)
 #undef DECL

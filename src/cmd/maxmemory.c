@@ -9,6 +9,9 @@
 #include "server/config.h"
 #include "shard/cmdstats.h"
 #include "shard/evict.h"
+#include "shard/notify.h"
+#include "shard/shard.h"
+#include "shard/tracking.h"
 #include <string.h>
 
 static int over(shard *sh) { return evict_run(sh) == EVICT_FAIL; }
@@ -92,8 +95,16 @@ static int apply_policy(char *err, size_t errlen) {
     return 0;
 }
 
+/* An evicted key: its keyspace event, and tracking clients that read it
+ * forget it (the evicting shard owns d). */
+static void evicted_key(db *d, const char *key, size_t klen) {
+    notify_keyspace_event(NOTIFY_EVICTED, "evicted", key, klen, d->id);
+    if (d->owner) tracking_key_changed(d->owner, 0, key, klen);
+}
+
 void maxmemory_register(void) {
     evict_init();
+    evict_set_hook(evicted_key);
     config_on_apply("maxmemory", apply_maxmemory);
     config_on_apply("maxmemory-policy", apply_policy);
 }

@@ -413,3 +413,9 @@ void multi_register(void) {
     cmd_register(rows, (int)(sizeof rows / sizeof rows[0]));
     cmd_register(watch_rows, (int)(sizeof watch_rows / sizeof watch_rows[0]));
 }
+
+void multi_each_queued(session *s, void (*fn)(void *ud, int argc, const char **argv, const size_t *argl), void *ud) {
+    multi_state *m = s->multi;
+    if (!m || m->doomed) return;
+    for (int i = 0; i < m->n; i++) fn(ud, m->q[i].argc, m->q[i].argv, m->q[i].argl);
+}

@@ -5,6 +5,7 @@
  * each database once with the keys of every shard. DUMP and RESTORE are
  * single-key commands run on the key's shard. Writes since the last save
  * are counted per shard by the dispatcher (shard.dirty). */
+#include "cmd/notify.h"
 #include "cmd/persist.h"
 #include "cmd/cmd.h"
 #include "lib/clock.h"
@@ -298,6 +299,7 @@ static void restore_cmd(cmd_ctx *c) {
     if (ttl && (ttl < 0 || (ttl <= now && !aof_loading))) { /* expired already: only the delete happens */
         entry_free(e);
         reply_ok(c);
+        if (l) ctx_notify(c, NOTIFY_GENERIC, "del", 1);
         return;
     }
     if (entry_lfu) { /* as Redis's objectSetLRUOrLFU: FREQ under LFU, IDLETIME otherwise */
@@ -307,6 +309,7 @@ static void restore_cmd(cmd_ctx *c) {
     }
     db_add(d, e);
     reply_ok(c);
+    ctx_notify(c, NOTIFY_GENERIC, "restore", 1);
 }
 
 void persist_debug_reload(cmd_ctx *c) {

@@ -14,6 +14,8 @@
 #include "shard/block.h"
 #include "shard/cmdstats.h"
 #include "shard/pause.h"
+#include "shard/pubsub.h"
+#include "shard/tracking.h"
 #include "shard/shard.h"
 #include <errno.h>
 #include <stdio.h>
@@ -99,6 +101,7 @@ static void rbuf_trim(conn *c) {
 }
 
 void conn_cron(conn *c, int64_t now) {
+    conn_shrink_idle(c, now);
     if (!__atomic_load_n(&conn_rbuf_resizing, __ATOMIC_RELAXED)) return;
     size_t keep = c->rbuf_keep;
     if (keep / 2 >= CONN_RBUF_MIN && c->rbuf_peak < keep / 2)
@@ -112,6 +115,7 @@ void conn_cron(conn *c, int64_t now) {
     }
     rbuf_trim(c);
 }
+
 
 conn *conn_create(shard *sh, int fd, int is_unix) {
     conn *c = zcalloc(sizeof *c);
@@ -134,6 +138,7 @@ conn *conn_create(shard *sh, int fd, int is_unix) {
     sh->nconns++;
     pthread_mutex_unlock(&sh->conns_lock);
     __atomic_fetch_add(&conn_count_total, 1, __ATOMIC_RELAXED);
+    tracking_conn_open(&c->s);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
     epoll_ctl(sh->epfd, EPOLL_CTL_ADD, fd, &ev);
     return c;
@@ -178,6 +183,8 @@ void conn_close(conn *c) {
         c->postponed = 0;
         sh->npaused--;
     }
+    pubsub_session_free(&c->s);
+    tracking_conn_close(&c->s);
     epoll_ctl(sh->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     if (c->ssl) tls_conn_close(c);
     close(c->fd);
@@ -368,6 +375,11 @@ static void write_out(conn *c) {
     }
 }
 
+void conn_shrink_idle(conn *c, int64_t now) {
+    /* (the reply buffer keeps at most rbuf_keep: conn_cron, rbuf_trim) */
+    if (c->qbuf.cap && !c->qbuf.len && !c->in_pending && now - c->last_io_ms >= 2000) buf_free(&c->qbuf);
+}
+
 /* The write waits for conn_write_all at the end of the turn, after the
  * AOF write of the replies produced meanwhile. */
 void conn_on_writable(conn *c) {
@@ -394,14 +406,33 @@ void conn_write_all(shard *sh) {
     }
 }
 
+/* CLIENT LIST's flags, in Redis's order; "N" when none. */
+static void conn_flags(conn *c, char *f) {
+    char *p = f;
+    if (pubsub_count(&c->s, PS_MONITOR)) *p++ = 'O';
+    if (pubsub_total(&c->s)) *p++ = 'P';
+    if (c->s.multi) *p++ = 'x';
+    if (c->blocked) *p++ = 'b';
+    if (tracking_on(&c->s)) *p++ = 't';
+    if (tracking_broken(&c->s)) *p++ = 'R';
+    if (tracking_bcast(&c->s)) *p++ = 'B';
+    if (c->is_unix) *p++ = 'U';
+    if (c->s.flags & SESS_NO_EVICT) *p++ = 'e';
+    if (p == f) *p++ = 'N';
+    *p = 0;
+}
+
 void conn_describe(conn *c, buf *o, int64_t now) {
+    char flags[16];
+    conn_flags(c, flags);
     buf_printf(o,
-               "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%d sub=0 psub=0 "
-               "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu "
-               "oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=%s redir=-1 resp=%d\n",
+               "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu "
+               "ssub=%zu multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu "
+               "oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=%s redir=%lld resp=%d\n",
                (unsigned long long)c->s.id, c->addr, c->laddr, c->fd, c->s.name ? c->s.name : "",
-               (long long)((now - c->s.ctime_ms) / 1000), (long long)((now - c->last_io_ms) / 1000), c->s.db,
+               (long long)((now - c->s.ctime_ms) / 1000), (long long)((now - c->last_io_ms) / 1000), flags, c->s.db,
+               pubsub_count(&c->s, PS_CHANNEL), pubsub_count(&c->s, PS_PATTERN), pubsub_count(&c->s, PS_SHARD),
                c->qbuf.len, c->qbuf.cap - c->qbuf.len, c->rbuf_keep, c->rbuf_peak, c->out.len - c->out_pos,
                c->qbuf.cap + c->out.cap + sizeof *c, c->s.lastcmd,
-               conn_user_name_hook ? conn_user_name_hook(&c->s) : "default", c->s.resp);
+               conn_user_name_hook ? conn_user_name_hook(&c->s) : "default", tracking_getredir(&c->s), c->s.resp);
 }

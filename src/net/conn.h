@@ -44,6 +44,8 @@ typedef struct session {
     watch_state *watch; /* keys WATCHed, until EXEC, DISCARD, UNWATCH */
     struct acl_user *user; /* cmd/acl.h; NULL: no ACL checks (embedded engine) */
     int authed;            /* authenticated (or the default user needed no password) */
+    struct ps_sess *pubsub; /* Pub/Sub subscriptions (shard/pubsub.h) */
+    struct trk_sess *tracking; /* CLIENT TRACKING state (shard/tracking.h) */
 } session;
 
 typedef struct slot {
@@ -144,6 +146,9 @@ void conn_close(conn *c);
 void conn_release_if_done(conn *c);
 /* Frees the connections closed during this loop turn. */
 void conn_free_closed(struct shard *sh);
+/* Cron (through conn_cron): frees the query buffer of a connection with
+ * no input for 2 s, so memory a burst grew returns. */
+void conn_shrink_idle(conn *c, int64_t now_ms);
 /* One CLIENT LIST line. */
 void conn_describe(conn *c, buf *out, int64_t now);
 void shard_add_pending(struct shard *sh, conn *c);

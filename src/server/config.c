@@ -16,6 +16,7 @@
 #include "lib/mem.h"
 #include "lib/util.h"
 #include "proto/resp.h"
+#include "shard/notify.h"
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -361,6 +362,19 @@ static int store_str(int i, const char *v, char *err, size_t el) {
             return -1;
         }
         v = policies[k];
+    }
+    if (row_is(i, "notify-keyspace-events")) { /* the class bits go to the _i field, read by notify.h */
+        int flags = notify_parse_flags(v);
+        if (flags < 0) {
+            snprintf(err, el, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
+            return -1;
+        }
+        char norm[32];
+        notify_format_flags(flags, norm);
+        free(*r->sval);
+        *r->sval = strdup(norm);
+        __atomic_store_n(&cfg.notify_keyspace_events_i, flags, __ATOMIC_RELAXED);
+        return 0;
     }
     if (row_is(i, "latency-tracking-info-percentiles")) {
         char *norm;

@@ -123,7 +123,9 @@ enum {
     X("list-compress-depth", list_compress_depth, CT_INT, "0", 0, INT32_MAX, 1)                                        \
     X("hll-sparse-max-bytes", hll_sparse_max_bytes, CT_MEM, "3000", 0, INT64_MAX, 1)                                  \
     X("stream-node-max-bytes", stream_node_max_bytes, CT_MEM, "4096", 0, INT64_MAX, 1)                                 \
-    X("stream-node-max-entries", stream_node_max_entries, CT_INT, "100", 0, INT64_MAX, 1)
+    X("stream-node-max-entries", stream_node_max_entries, CT_INT, "100", 0, INT64_MAX, 1)                             \
+    X("notify-keyspace-events", notify_keyspace_events, CT_STR, "", 0, 0, 1)                                           \
+    X("tracking-table-max-keys", tracking_table_max_keys, CT_INT, "1000000", 0, INT64_MAX, 1)
 
 /* `user` lines of the config file and arguments (their words after
  * "user"), kept for the ACL layer, which reads them once the command table

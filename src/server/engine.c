@@ -8,6 +8,8 @@
 #include "lib/mem.h"
 #include "lib/util.h"
 #include "server/config.h"
+#include "shard/pubsub.h"
+#include "shard/tracking.h"
 #include "shard/shard.h"
 #include <stdlib.h>
 
@@ -41,6 +43,8 @@ session *engine_session(buf *out) {
 
 void engine_session_free(session *s) {
     multi_discard(s);
+    pubsub_session_free(s);
+    tracking_conn_close(s);
     zfree(s->name);
     zfree(s);
 }

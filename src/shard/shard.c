@@ -22,6 +22,8 @@
 #include "shard/latency.h"
 #include "shard/lazyfree.h"
 #include "shard/msg.h"
+#include "shard/pubsub.h"
+#include "shard/tracking.h"
 #include "shard/tx.h"
 #include <arpa/inet.h>
 #include <errno.h>
@@ -184,6 +186,7 @@ void shard_send(shard *from, int to, msg *m) {
 }
 
 void shard_flush(shard *s) {
+    pubsub_flush(s); /* this turn's Pub/Sub messages join the outboxes */
     if (aof_before_send(s) < 0) return; /* AOF: this shard's log is written before any message leaves */
     if (!s->out_dirty) return;
     int again = 0;
@@ -235,7 +238,7 @@ int shard_run_batch_items(shard *s, msg *m, int check) {
             it->reply = m->replies.len;
             cmd_ctx c = {.sh = s, .sess = sess, .cmd = it->cmd, .argc = (int)it->argc, .argv = argv, .argl = argl,
                          .dbid = it->dbid, .resp = it->resp, .out = &m->replies, .in_exec = it->in_exec,
-                         .no_stats = it->no_stats};
+                         .no_stats = it->no_stats, .client = it->client};
             exec_command(&c);
             it->reply_len = m->replies.len - it->reply;
             it->slow = (uint8_t)c.slow;
@@ -298,6 +301,7 @@ batch_item *shard_batch_add(msg *m, session *s, const command *cmd, int argc, co
     it->slot->discard = discard;
     it->dbid = (uint32_t)s->db;
     it->resp = (uint8_t)s->resp;
+    it->client = tracking_word(s, cmd);
     s->conn->inflight++;
     return it;
 }
@@ -318,6 +322,7 @@ static void handle(shard *s, msg *m) {
     case SM_BATCH: tx_batch_arrived(s, m); break;
     case SM_BATCH_DONE: batch_done(s, m); break;
     case SM_UNBLOCK: block_on_message(s, m); break;
+    case SM_PUBLISH: pubsub_on_message(s, m); break;
     default: tx_on_message(s, m); break;
     }
 }
@@ -368,6 +373,7 @@ void shard_cron(shard *s) {
     s->ops_sample_time = now;
     s->ops_sample_cmds = s->stat_commands;
     if (s->locked_by) return;
+    tracking_cron(s);
     persist_cron(s);
     evict_step(s); /* maxmemory: other shards' keys may have filled the memory */
     if (now >= s->next_block_sweep) {

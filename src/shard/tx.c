@@ -2,6 +2,7 @@
  * which sends a transaction's parts and gathers their answers, and each
  * shard's queue of parts, which grants them. A part on the coordinator's
  * own shard is handed over by a direct call instead of a message. */
+#include "shard/tracking.h"
 #include "shard/tx.h"
 #include "cmd/dispatch.h"
 #include "lib/mem.h"
@@ -573,6 +574,7 @@ batch_item *tx_part_add(tx_part *p, const command *cmd, int argc, const char **a
     batch_item *it = msg_batch_add(&p->m, cmd, argc, argv, argl);
     it->dbid = (uint32_t)dbid;
     it->resp = (uint8_t)resp;
+    if (p->t && p->t->sess) it->client = tracking_word(p->t->sess, cmd);
     return it;
 }
 
