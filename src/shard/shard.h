@@ -147,6 +147,10 @@ void shard_cron(shard *s);
 /* Every shard accepts from fd from now on (before the shards start, or
  * while CONFIG SET holds them all). -1 when all listener slots are taken. */
 int shard_register_listener(int fd);
+/* The same, but only shard `owner` accepts from fd (every shard when -1):
+ * a test harness gives each shard a listener of its own to choose which
+ * shard serves a connection. */
+int shard_register_listener_on(int fd, int owner);
 /* No shard accepts from fd any more (the caller closes it). */
 void shard_unregister_listener(int fd);
 #endif

@@ -5,9 +5,12 @@
  * from other shards, per-key lock queues, refusal and retry.
  *
  * Process set-up (once): the shards are created and their threads started
- * as shoal-server does it, with a TCP listener on 127.0.0.1 and a port the
- * kernel picks. FUZZ_SHARDS=n picks the shard count (default 4); shards
- * exist once per process, so every input of a run sees the same count.
+ * as shoal-server does it, each shard with a TCP listener of its own on
+ * 127.0.0.1 and a port the kernel picks (shard_register_listener_on), so
+ * client i is served by shard i mod n and every shard coordinates. (With
+ * one shared listener the kernel gave every connection to shard 0.)
+ * FUZZ_SHARDS=n picks the shard count (default 4); shards exist once per
+ * process, so every input of a run sees the same count.
  * The process works in a private temporary directory.
  *
  * Input: text, one command per line, split as redis-cli splits (quotes, \x
@@ -91,7 +94,7 @@ typedef struct client {
     int line[MAX_LINES]; /* input line of each command sent, for the diagnostics */
 } client;
 
-static struct sockaddr_in srv_addr;
+static struct sockaddr_in srv_addr[MAX_SHARDS]; /* shard i accepts on srv_addr[i] only */
 static int ctl = -1; /* the harness's own connection */
 static buf ctl_in;
 static int64_t deadline_ms = 5000;
@@ -207,10 +210,11 @@ static int parse_value(const char *b, size_t n, size_t *at, int depth) {
 
 /* ---- connections ---- */
 
-static int connect_srv(void) {
+/* A connection served by shard sh. */
+static int connect_srv(int sh) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) FAIL("socket: %s", strerror(errno));
-    if (connect(fd, (struct sockaddr *)&srv_addr, sizeof srv_addr) < 0) FAIL("connect: %s", strerror(errno));
+    if (connect(fd, (struct sockaddr *)&srv_addr[sh], sizeof srv_addr[sh]) < 0) FAIL("connect: %s", strerror(errno));
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return fd;
@@ -341,20 +345,23 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         ncfg++;
     }
 
-    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    srv_addr.sin_family = AF_INET;
-    srv_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    srv_addr.sin_port = 0;
-    socklen_t sl = sizeof srv_addr;
-    if (lfd < 0 || bind(lfd, (struct sockaddr *)&srv_addr, sizeof srv_addr) < 0 || listen(lfd, 128) < 0 ||
-        getsockname(lfd, (struct sockaddr *)&srv_addr, &sl) < 0)
-        FAIL("listener on 127.0.0.1: %s", strerror(errno));
-    if (shard_register_listener(lfd) < 0) FAIL("cannot register the listener");
+    for (int i = 0; i < n; i++) {
+        int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        struct sockaddr_in *a = &srv_addr[i];
+        a->sin_family = AF_INET;
+        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        a->sin_port = 0;
+        socklen_t sl = sizeof *a;
+        if (lfd < 0 || bind(lfd, (struct sockaddr *)a, sizeof *a) < 0 || listen(lfd, 128) < 0 ||
+            getsockname(lfd, (struct sockaddr *)a, &sl) < 0)
+            FAIL("listener on 127.0.0.1: %s", strerror(errno));
+        if (shard_register_listener_on(lfd, i) < 0) FAIL("cannot register the listener of shard %d", i);
+    }
     if (shard_start_all() < 0) FAIL("cannot start the shard threads");
-    ctl = connect_srv();
+    ctl = connect_srv(0);
     ctl_run_str("PING", NULL, NULL);
-    fprintf(stderr, "fuzz_shards: %d shards on 127.0.0.1:%d, %d clients, deadline %lld ms\n", n,
-            ntohs(srv_addr.sin_port), NCLIENTS, (long long)deadline_ms);
+    fprintf(stderr, "fuzz_shards: %d shards, %d clients (client i on shard i mod %d), deadline %lld ms\n", n,
+            NCLIENTS, n, (long long)deadline_ms);
     return 0;
 }
 
@@ -613,7 +620,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (str_eq_ci(av[0], al[0], "client") && argc > 1 && str_eq_ci(av[1], al[1], "pause")) paused = 1;
         if (str_eq_ci(av[0], al[0], "quit")) c->quit = 1;
         if (c->fd < 0) {
-            c->fd = connect_srv();
+            c->fd = connect_srv(who % nshards);
             fcntl(c->fd, F_SETFL, O_NONBLOCK);
         }
         put_command(&c->out, argc, av, al);
