@@ -105,7 +105,7 @@ static int echo; /* FUZZ_SHARDS_ECHO=1: print every reply (debugging the harness
 static const char *config_ok[] = {"hash-max-", "set-max-", "zset-max-", "list-max-", "list-compress-",
                                   "stream-node-", "maxmemory", "lazyfree-", "lfu-", "active-expire",
                                   "activerehashing", "slowlog-", "latency-", "hz", "appendonly",
-                                  "notify-keyspace-events", "lua-time-limit", NULL};
+                                  "notify-keyspace-events", NULL};
 static int cfg_ids[256], ncfg;
 static buf cfg_saved[256];
 
