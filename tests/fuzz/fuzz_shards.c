@@ -71,6 +71,7 @@
 #define BLOCK_SECS "0.02" /* blocking commands' timeout */
 #define BLOCK_MS "20"     /* XREAD BLOCK, CLIENT PAUSE */
 #define PAUSE_MS 5         /* a line "~" */
+#define LATE_MS 3000        /* after a missed deadline, how long to watch for late replies */
 #define MAX_REPLY (64u << 20)
 
 extern int conn_count_total; /* net/conn.c: every shard's connections */
@@ -92,6 +93,7 @@ typedef struct client {
     int quit;    /* QUIT sent: nothing more goes to this client */
     int eof;
     int line[MAX_LINES]; /* input line of each command sent, for the diagnostics */
+    int64_t sent_ms[MAX_LINES], reply_ms; /* when each was queued, when the last reply came */
 } client;
 
 static struct sockaddr_in srv_addr[MAX_SHARDS]; /* shard i accepts on srv_addr[i] only */
@@ -241,7 +243,7 @@ static void ctl_run(int argc, const char *const *argv, const size_t *argl) {
         w += (size_t)r;
     }
     buf_free(&req);
-    int64_t until = now_ms() + deadline_ms;
+    int64_t wait = deadline_ms > 5000 ? deadline_ms : 5000, until = now_ms() + wait;
     for (;;) {
         size_t at = 0;
         int rc = parse_value(ctl_in.p, ctl_in.len, &at, 0);
@@ -253,7 +255,7 @@ static void ctl_run(int argc, const char *const *argv, const size_t *argl) {
         }
         struct pollfd pf = {.fd = ctl, .events = POLLIN};
         int64_t left = until - now_ms();
-        if (left <= 0) FAIL("control connection: no reply to %.*s in %lld ms", (int)argl[0], argv[0], (long long)deadline_ms);
+        if (left <= 0) FAIL("control connection: no reply to %.*s in %lld ms", (int)argl[0], argv[0], (long long)wait);
         if (poll(&pf, 1, (int)left) <= 0) continue;
         buf_reserve(&ctl_in, 4096);
         ssize_t r = read(ctl, ctl_in.p + ctl_in.len, ctl_in.cap - ctl_in.len);
@@ -441,6 +443,9 @@ static int blocking(int argc, const char **argv, size_t *argl) {
 /* ---- running an input ---- */
 
 static client cl[NCLIENTS];
+static int64_t in_start; /* when the input started (ms) */
+static int pump_line;    /* the line that started the current wait (-1: the end) */
+static int64_t pump_ms;  /* and when */
 static const char *in_p;   /* the input, for diagnostics */
 static size_t in_n;
 static size_t line_at[MAX_LINES + 1];
@@ -448,20 +453,81 @@ static size_t line_at[MAX_LINES + 1];
 static void print_line(int ln) {
     size_t a = line_at[ln], b = a;
     while (b < in_n && in_p[b] != '\n') b++;
-    fprintf(stderr, "    line %d: %.*s\n", ln + 1, (int)(b - a > 200 ? 200 : b - a), in_p + a);
+    fprintf(stderr, " line %d: %.*s\n", ln + 1, (int)(b - a > 200 ? 200 : b - a), in_p + a);
 }
+
+/* What the shards are doing, read without their consent (racy, for the
+ * report only): twice, 200 ms apart, to tell a busy server from an idle one. */
+static void report_shards(void) {
+    for (int round = 0; round < 2; round++) {
+        if (round) {
+            struct timespec ts = {0, 200000000};
+            nanosleep(&ts, NULL);
+        }
+        for (int i = 0; i < nshards; i++) {
+            shard *sh = shards[i];
+            fprintf(stderr, "  shard %d: commands %llu, transactions %llu, parts waiting %d, %s, blocked clients %d, sleeping %d\n",
+                    i, (unsigned long long)__atomic_load_n(&sh->stat_commands, __ATOMIC_RELAXED),
+                    (unsigned long long)__atomic_load_n(&sh->stat_tx, __ATOMIC_RELAXED),
+                    __atomic_load_n(&sh->sq_waiting, __ATOMIC_RELAXED),
+                    __atomic_load_n(&sh->locked_by, __ATOMIC_RELAXED) ? "locked whole" : "not locked whole",
+                    __atomic_load_n(&sh->block_count, __ATOMIC_RELAXED), __atomic_load_n(&sh->sleeping, __ATOMIC_RELAXED));
+        }
+    }
+}
+
+static void read_replies(client *c, int idx);
+static int late_check; /* report_stuck is waiting for late replies */
 
 static void report_stuck(const char *why) {
     fprintf(stderr, "fuzz_shards: %s\n", why);
+    fprintf(stderr, "  at +%lld ms, in the wait for replies that started at +%lld ms (%s %d)\n",
+            (long long)(now_ms() - in_start), (long long)(pump_ms - in_start), pump_line < 0 ? "end of input, line" : "line",
+            pump_line < 0 ? -pump_line : pump_line + 1);
     for (int i = 0; i < NCLIENTS; i++) {
         client *c = &cl[i];
         if (c->fd < 0) continue;
-        fprintf(stderr, "  client %d: %d sent, %d answered, %zu bytes unwritten, %zu bytes of reply unparsed%s\n", i,
-                c->sent, c->answered, c->out.len - c->woff, c->in.len - c->roff, c->quit ? " (quit)" : "");
-        for (int k = c->answered; k < c->sent && k < c->answered + 4; k++) print_line(c->line[k]);
+        char last[32] = "none";
+        if (c->answered) snprintf(last, sizeof last, "+%lld ms", (long long)(c->reply_ms - in_start));
+        fprintf(stderr, "  client %d: %d sent, %d answered (the last at %s), %zu bytes unwritten, %zu bytes of reply unparsed%s\n",
+                i, c->sent, c->answered, last, c->out.len - c->woff, c->in.len - c->roff, c->quit ? " (quit)" : "");
+        for (int k = c->answered; k < c->sent && k < c->answered + 4; k++) {
+            fprintf(stderr, "    queued at +%lld ms,", (long long)(c->sent_ms[k] - in_start));
+            print_line(c->line[k]);
+        }
         if (c->in.len > c->roff)
             fprintf(stderr, "    unparsed: %.*s\n", (int)(c->in.len - c->roff > 200 ? 200 : c->in.len - c->roff),
                     c->in.p + c->roff);
+    }
+    report_shards();
+    if (!late_check) {
+        /* A slow reply or a lost one? Wait LATE_MS more, reading only. */
+        late_check = 1;
+        int before[NCLIENTS];
+        for (int i = 0; i < NCLIENTS; i++) before[i] = cl[i].answered;
+        int64_t stop = now_ms() + LATE_MS;
+        while (now_ms() < stop) {
+            struct pollfd pf[NCLIENTS];
+            int map[NCLIENTS], np = 0;
+            for (int i = 0; i < NCLIENTS; i++)
+                if (cl[i].fd >= 0 && !cl[i].eof && cl[i].answered < cl[i].sent) {
+                    pf[np].fd = cl[i].fd;
+                    pf[np].events = POLLIN;
+                    map[np++] = i;
+                }
+            if (!np) break;
+            if (poll(pf, (nfds_t)np, 50) <= 0) continue;
+            for (int k = 0; k < np; k++)
+                if (pf[k].revents) read_replies(&cl[map[k]], map[k]);
+        }
+        for (int i = 0; i < NCLIENTS; i++)
+            if (cl[i].fd >= 0 && cl[i].answered < cl[i].sent)
+                fprintf(stderr, "  client %d: %d more replies in the next %d ms (the last at +%lld ms), %d still missing\n", i,
+                        cl[i].answered - before[i], LATE_MS, (long long)(cl[i].reply_ms - in_start),
+                        cl[i].sent - cl[i].answered);
+            else if (cl[i].fd >= 0 && cl[i].answered > before[i])
+                fprintf(stderr, "  client %d: all replies came late, the last at +%lld ms\n", i,
+                        (long long)(cl[i].reply_ms - in_start));
     }
     abort();
 }
@@ -502,6 +568,7 @@ static void read_replies(client *c, int idx) {
         }
         c->roff = at;
         if (push) continue; /* out of band (RESP3): not a command's reply */
+        c->reply_ms = now_ms();
         if (++c->answered > c->sent) {
             char why[128];
             snprintf(why, sizeof why, "client %d got more replies than commands", idx);
@@ -579,7 +646,8 @@ static void restore_config(void) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    int64_t until = now_ms() + deadline_ms;
+    in_start = now_ms();
+    int64_t until = in_start + deadline_ms;
     in_p = (const char *)data;
     in_n = size;
     for (int i = 0; i < NCLIENTS; i++) {
@@ -600,6 +668,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         int barrier = n == 1 && p[0] == '.', pause = n == 1 && p[0] == '~';
         p += n + (nl != NULL);
         if (barrier || pause) {
+            pump_line = ln;
+            pump_ms = now_ms();
             pump(until, pause ? PAUSE_MS : 0);
             continue;
         }
@@ -624,11 +694,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             fcntl(c->fd, F_SETFL, O_NONBLOCK);
         }
         put_command(&c->out, argc, av, al);
+        c->sent_ms[c->sent] = now_ms();
         c->line[c->sent++] = ln;
     }
     line_at[nlines] = size;
     /* Every client's commands go out and every reply comes back; then the
      * sockets close (blocked clients among them are abandoned). */
+    pump_line = -nlines;
+    pump_ms = now_ms();
     pump(until, 0);
     for (int i = 0; i < NCLIENTS; i++) {
         client *c = &cl[i];
