@@ -37,9 +37,15 @@
  * write files, and commands that close or silence other connections
  * (CLIENT KILL, CLIENT REPLY). CONFIG SET only for a list of directives
  * (encodings, memory, expiry, appendonly: the AOF then writes into the
- * temporary directory, with appendfsync no). Blocking commands and CLIENT
- * PAUSE run with short timeouts (a 0 or longer timeout becomes
- * BLOCK_SECS), at most MAX_BLOCKING of them per input. */
+ * temporary directory, with appendfsync no); DEBUG only for DIGEST,
+ * DIGEST-VALUE, OBJECT, HTSTATS and POPULATE (at most 1000 keys). Blocking
+ * commands and CLIENT PAUSE run with short timeouts (0, or more than 50
+ * ms, becomes 20 ms), at most MAX_BLOCKING of them per input.
+ *
+ * An input's outcome depends on the threads' timing, so a finding may need
+ * many runs to show again: build-fuzz/fuzz_shards -runs=1000 $PWD/file
+ * (an absolute path: the process changes directory). FUZZ_SHARDS_ECHO=1
+ * prints every reply as it comes. */
 #include "lib/buf.h"
 #include "lib/util.h"
 #include "proto/resp.h"
@@ -50,7 +56,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
