@@ -55,7 +55,6 @@
 #include "shard/shard.h"
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -219,9 +218,20 @@ static int parse_value(const char *b, size_t n, size_t *at, int depth) {
 
 /* A connection served by shard sh. */
 static int connect_srv(int sh) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) FAIL("socket: %s", strerror(errno));
-    if (connect(fd, (struct sockaddr *)&srv_addr[sh], sizeof srv_addr[sh]) < 0) FAIL("connect: %s", strerror(errno));
+    /* Non-blocking, so that a signal (libFuzzer's timers) cannot cut the
+     * connect short: it goes on while poll waits for it. */
+    if (connect(fd, (struct sockaddr *)&srv_addr[sh], sizeof srv_addr[sh]) < 0) {
+        if (errno != EINPROGRESS && errno != EINTR) FAIL("connect: %s", strerror(errno));
+        struct pollfd pf = {.fd = fd, .events = POLLOUT};
+        int64_t until = now_ms() + 5000;
+        while (poll(&pf, 1, 100) <= 0)
+            if (now_ms() > until) FAIL("connect: no connection to shard %d in 5 s", sh);
+        int err = 0;
+        socklen_t el = sizeof err;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0 || err) FAIL("connect: %s", strerror(err ? err : errno));
+    }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return fd;
@@ -243,7 +253,11 @@ static void ctl_run(int argc, const char *const *argv, const size_t *argl) {
     put_command(&req, argc, argv, argl);
     for (size_t w = 0; w < req.len;) {
         ssize_t r = write(ctl, req.p + w, req.len - w);
-        if (r < 0 && errno == EINTR) continue;
+        if (r < 0 && (errno == EINTR || errno == EAGAIN)) {
+            struct pollfd pf = {.fd = ctl, .events = POLLOUT};
+            poll(&pf, 1, 100);
+            continue;
+        }
         if (r <= 0) FAIL("control connection: write: %s", strerror(errno));
         w += (size_t)r;
     }
@@ -694,10 +708,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (str_eq_ci(av[0], al[0], "config")) ran_config = 1;
         if (str_eq_ci(av[0], al[0], "client") && argc > 1 && str_eq_ci(av[1], al[1], "pause")) paused = 1;
         if (str_eq_ci(av[0], al[0], "quit")) c->quit = 1;
-        if (c->fd < 0) {
-            c->fd = connect_srv(who % nshards);
-            fcntl(c->fd, F_SETFL, O_NONBLOCK);
-        }
+        if (c->fd < 0) c->fd = connect_srv(who % nshards);
         put_command(&c->out, argc, av, al);
         c->sent_ms[c->sent] = now_ms();
         c->line[c->sent++] = ln;
