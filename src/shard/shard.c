@@ -61,6 +61,7 @@ static int listener_tls[MAX_LISTENERS]; /* tls-port: connections start a TLS han
  * address, which is then every connection's local address. */
 static int listener_keepalive = -1;
 static char listener_laddr[MAX_LISTENERS][64];
+static int listener_owner[MAX_LISTENERS]; /* the one shard that accepts from it, or -1: every shard */
 static volatile int stopping;
 extern int conn_count_total;
 
@@ -114,16 +115,19 @@ static void set_keepalive(int fd, int secs) {
 }
 
 static void listener_epoll(shard *s, int op, int li) {
+    if (listener_owner[li] >= 0 && listener_owner[li] != s->id) return;
     struct epoll_event le = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.u64 = ((uint64_t)li << 3) | TAG_LISTENER};
     epoll_ctl(s->epfd, op, listeners[li], &le);
 }
 
-int shard_register_listener(int fd, int tls) {
+int shard_register_listener(int fd, int tls) { return shard_register_listener_on(fd, tls, -1); }
+
+int shard_register_listener_on(int fd, int tls, int owner) {
     int li = 0;
     while (li < nlisteners && listeners[li] >= 0) li++;
-    if (li == MAX_LISTENERS) return -1;
+    if (li == MAX_LISTENERS || owner >= nshards) return -1;
+    listener_owner[li] = owner;
     listener_unix[li] = 0;
-    listener_tls[li] = tls;
     listener_tls[li] = tls;
     listener_laddr[li][0] = 0;
     struct sockaddr_storage ss;

@@ -175,6 +175,10 @@ int shard_busy_poll(shard *s, struct conn *skip);
  * while CONFIG SET holds them all); tls: connections begin with a TLS
  * handshake. -1 when all listener slots are taken. */
 int shard_register_listener(int fd, int tls);
+/* The same, but only shard `owner` accepts from fd (every shard when -1):
+ * a test harness gives each shard a listener of its own to choose which
+ * shard serves a connection. */
+int shard_register_listener_on(int fd, int tls, int owner);
 /* No shard accepts from fd any more (the caller closes it). */
 void shard_unregister_listener(int fd);
 #endif
