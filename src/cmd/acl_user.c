@@ -321,7 +321,7 @@ static int sel_rule(acl_sel *s, const char *op, size_t n, char *err, size_t el) 
             const char *name = op + 1;
             size_t namel = (size_t)(bar - name);
             const char *sub = bar + 1;
-            size_t subl = n - (size_t)(sub - op);
+            size_t subl = strnlen(sub, n - (size_t)(sub - op)); /* as Redis reads it: up to a NUL */
             const command *c = lookup_full(name, namel);
             if (!c) return set_err(err, el, E_UNKNOWN);
             if (memchr(name, '|', namel)) return set_err(err, el, E_FIRSTARG); /* c is a subcommand */

@@ -14,6 +14,7 @@
 #include "server/config.h"
 #include "server/engine.h"
 #include <stdint.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,10 +51,35 @@ static void check_commands(const acl_user *u) {
     }
 }
 
+/* 1 when a description cannot be read back the same way by Redis's own
+ * rules either: a pattern with a parenthesis where a selector's words
+ * begin or end (Redis joins selector words by the first and last bytes of
+ * space-separated words, and splits a selector's inside at every
+ * whitespace byte, so "(~a)" + "~b" + "+get)" is ambiguous). */
+static int ambiguous(const char *p, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)p[i];
+        if (ch == ')' && i + 1 < n && p[i + 1] != ' ') return 1;      /* inside a word */
+        if (ch == '(' && i > 0 && p[i - 1] != ' ') return 1;          /* inside a word */
+        if (ch != ' ' && ch != '\n' && isspace(ch)) return 1;        /* splits a selector's inside */
+    }
+    int depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '(' && (i == 0 || p[i - 1] == ' ')) depth++;
+        if (p[i] == ')' && (i + 1 == n || p[i + 1] == ' ')) depth--;
+        if (depth < 0 || depth > 1) return 1;
+    }
+    return depth != 0;
+}
+
 /* The description, parsed back, describes itself the same way. */
 static void round_trip(const acl_user *u) {
     buf d = {0}, line = {0}, again = {0};
     acl_user_describe(u, &d);
+    if (ambiguous(d.p, d.len)) {
+        buf_free(&d);
+        return;
+    }
     buf_adds(&line, "user fz ");
     buf_add(&line, d.p, d.len);
     acl_user **us;
@@ -108,10 +134,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         at += l + 1;
         if (!nl) break;
     }
+    /* A rule holding whitespace outside a selector (ACL SETUSER takes
+     * one rule per argument: "+get|a b") describes itself as two words,
+     * in Redis too: no round trip for those. */
+    int spaced = 0;
+    for (int i = 0; i < n && !spaced; i++)
+        for (size_t k = 0; k < lens[i] && !spaced; k++)
+            spaced = isspace((unsigned char)ops[i][k]) && !(lens[i] && ops[i][0] == '(');
     acl_user *u = acl_user_new("fz", 2);
     int bad;
     if (acl_user_rules(u, n, ops, lens, &bad, err, sizeof err) == 0) {
-        round_trip(u);
+        if (!spaced) round_trip(u);
         check_commands(u);
     }
     acl_user_free(u);
