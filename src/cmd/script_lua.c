@@ -245,6 +245,7 @@ static int do_call(lua_State *L, int raise) {
         }
         exec_command(&sub);
         r->c->dbid = r->fake.db; /* SELECT inside the script */
+        lua_settop(L, 0); /* the arguments are done with: room for the reply (unpack of 7999 values) */
         if (!sconv_push_reply(L, r->reply.p, r->reply.len)) {
             lua_pop(L, 1);
             lua_pushboolean(L, 0);

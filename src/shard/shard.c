@@ -720,8 +720,6 @@ int shard_busy_poll(shard *s, conn *skip) {
     struct epoll_event evs[64];
     int n = epoll_wait(s->epfd, evs, 64, 0);
     s->now_ms = mstime();
-    conn *served[64];
-    int ns = 0;
     for (int i = 0; i < n; i++) {
         uint64_t tag = evs[i].data.u64;
         if ((tag & 7) == TAG_LISTENER) {
@@ -734,25 +732,26 @@ int shard_busy_poll(shard *s, conn *skip) {
             conn *c = (conn *)evs[i].data.ptr;
             if (c == skip || c->closed) continue;
             if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) conn_on_readable(c);
-            if (!c->closed) served[ns++] = c;
+            if (!c->closed && (evs[i].events & EPOLLOUT)) conn_on_writable(c);
         }
     }
     if (s->sq_waiting) tx_refuse_held(s, shards_busy_err);
-    for (int i = 0; i < ns; i++) conn_write_now(served[i]);
 
     /* replies of commands this shard's clients sent elsewhere before it
-     * became busy go out; everything else waits for the loop, in order */
+     * became busy, and of their blocked commands served elsewhere, go out;
+     * everything else waits for the loop, in order */
     for (int from = 0; from < nshards; from++) {
         ring *r = s->inbox[from];
         msg *m;
         while (r && (m = ring_pop(r))) {
-            if (m->type == SM_BATCH_DONE) {
-                conn *cs[64];
-                uint32_t nc = 0;
-                for (uint32_t i = 0; i < m->nitems && nc < 64; i++) cs[nc++] = m->items[i].conn;
+            int mine = 0; /* replies for the long command's own connection: its slots wait */
+            for (uint32_t i = 0; m->type == SM_BATCH_DONE && i < m->nitems && skip; i++) mine |= m->items[i].conn == skip;
+            if (m->type == SM_BATCH_DONE && !mine) {
                 batch_done(s, m);
-                for (uint32_t i = 0; i < nc; i++)
-                    if (!cs[i]->closed) conn_write_now(cs[i]);
+                continue;
+            }
+            if (m->type == SM_UNBLOCK) { /* (one that must run again at home waits: conn_serve_busy) */
+                block_on_message(s, m);
                 continue;
             }
             if (m->type == SM_BATCH) { /* sent before the sender saw this shard busy */
@@ -771,6 +770,7 @@ int shard_busy_poll(shard *s, conn *skip) {
             s->busy_deferred_tail = m;
         }
     }
+    conn_serve_busy(s, skip); /* BUSY answers, and replies the turn had made before the command */
     /* commands this shard's clients sent elsewhere just before, and the
      * BUSY answers above, leave now (with the AOF on they wait: the log goes
      * first, and the long command's own block is not finished) */

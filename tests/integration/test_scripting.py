@@ -88,6 +88,10 @@ LUA_TO_RESP2 = [
     ("return {1,false,3}", b"*3\r\n:1\r\n$-1\r\n:3\r\n"),
     ("return {double=3.5}", b"$3\r\n3.5\r\n"),
     ("return {big_number='123'}", b"$3\r\n123\r\n"),
+    ("return {big_number='123\\r\\n123'}", b"$8\r\n123  123\r\n"),
+    ("return _G", b"*0\r\n"),
+    ("local a = {} setmetatable(a, {__index=function() foo() end}) return a", b"*0\r\n"),
+    ("local a = {} for i = 1, 7999 do a[i] = 1 end return redis.call('lpush', 'l', unpack(a))", b":7999\r\n"),
     ("return {map={a=1}}", b"*2\r\n$1\r\na\r\n:1\r\n"),
     ("return {set={a=true}}", b"*1\r\n$1\r\na\r\n"),
     ("return {verbatim_string={format='txt',string='hi'}}", b"$2\r\nhi\r\n"),
@@ -106,6 +110,7 @@ LUA_TO_RESP3 = [
     ("redis.setresp(3); return false", b"#f\r\n"),
     ("return {double=3.5}", b",3.5\r\n"),
     ("return {big_number='123'}", b"(123\r\n"),
+    ("return {big_number='123\\r\\n123'}", b"(123  123\r\n"),
     ("return {map={a=1}}", b"%1\r\n$1\r\na\r\n:1\r\n"),
     ("return {set={a=true}}", b"~1\r\n$1\r\na\r\n"),
     ("return {verbatim_string={format='txt',string='hi'}}", b"=6\r\ntxt:hi\r\n"),
@@ -116,6 +121,12 @@ LUA_TO_RESP3 = [
 def test_lua_to_resp3(raw, script, expect):
     raw.cmd("hello", "3")
     assert raw.cmd("eval", script, 0) == expect
+
+
+def test_reply_conversion_reads_no_metamethods(r):
+    script = "local a = {} setmetatable(a, {__index=function() redis.call('set', 'x', '1') end}) return a"
+    assert r.eval(script, 0) == []
+    assert r.get("x") is None
 
 
 def test_resp_to_lua(r):
@@ -488,6 +499,43 @@ def test_busy_function_killed(server, r):
         raw.close()
         r.config_set("busy-reply-threshold", 5000)
         r.function_flush()
+
+
+def test_reply_made_before_a_busy_script_is_delivered(server, r):
+    """A client the same pipeline served just before a script went busy
+    gets its reply while the script runs (Redis writes pending replies from
+    its busy loop); the script is then killed."""
+    r.config_set("lua-time-limit", 50)
+    waiter, writer = Raw(server), Raw(server)
+    c = server.new_client()
+    try:
+        waiter.s.sendall(enc("BLPOP", "busy:q", 0))
+        for _ in range(500):
+            if int(c.info("clients")["blocked_clients"]) == 1:
+                break
+            time.sleep(0.01)
+        writer.s.sendall(enc("LPUSH", "busy:q", "v") + enc("EVAL", "while true do end", 0))
+        assert waiter._reply() == b"*2\r\n$6\r\nbusy:q\r\n$1\r\nv\r\n"
+        for _ in range(400):  # PING (keyless) answers BUSY on every shard
+            try:
+                c.ping()
+            except redis.ResponseError as e:
+                assert str(e).startswith("BUSY")
+                break
+            time.sleep(0.01)
+        else:
+            raise AssertionError("the script never became busy")
+        assert c.execute_command("SCRIPT", "KILL") == b"OK"
+        assert writer._reply() == b":1\r\n"  # the script's own connection: after it
+        assert b"killed by user" in writer._reply()
+    finally:
+        try:
+            c.execute_command("SCRIPT", "KILL")  # when an assertion failed above
+        except redis.ResponseError:
+            pass
+        waiter.close()
+        writer.close()
+        r.config_set("lua-time-limit", 5000)
 
 
 def test_unkillable_script_and_shutdown_nosave(spawn):
