@@ -162,7 +162,9 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
             send_batch(s, ids[0], cmd, argc, argv, argl, discard); /* blocking ones run at home (block.h) */
             return;
         }
-        if (n > 1 && cmd->hops && cmd->hops(s, cmd, argc, argv, argl, discard)) return;
+        if ((n > 1 || (n == 1 && ids[0] != s->sh->id && (cmd->flags & CMD_HOME))) && cmd->hops &&
+            cmd->hops(s, cmd, argc, argv, argl, discard))
+            return; /* (a script on its keys' shard, script.h) */
         if (n > 1 || (n == 1 && ids[0] != s->sh->id)) {
             tx_begin(s, cmd, argc, argv, argl, ids, n, discard);
             return;

@@ -675,7 +675,7 @@ static command function_subs[] = {
 
 #define FCALL_ROW(nm, fn, extra, sum)                                                                                  \
     {.name = nm, .proc = fn, .arity = -3, .flags = CMD_NOSCRIPT | CMD_STALE | CMD_HOME | (extra), .keys = fcall_keys, \
-     .route = fcall_route, .group = "scripting", .since = "7.0.0", .acl = "slow scripting", .summary = sum}
+     .route = fcall_route, .hops = script_hops, .group = "scripting", .since = "7.0.0", .acl = "slow scripting", .summary = sum}
 
 static const command rows[] = {
     FCALL_ROW("fcall", fcall_cmd, CMD_MAY_REPLICATE, "Invoke a function"),

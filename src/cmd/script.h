@@ -45,6 +45,7 @@ typedef struct script_run {
     uint64_t held;      /* shards this run may touch (bit per shard) */
     buf reply;          /* scratch: one inner command's reply */
     int may_rerun;      /* it could still start again holding every shard */
+    int remote;         /* runs on its keys' shard for a connection of another (script_hops) */
     struct undo_rec *undo; /* the keys it wrote, as they were (script_undo.c) */
     int nundo, capundo;
     size_t reply_at; /* where the script's reply starts in c->out */
@@ -137,6 +138,12 @@ void script_running_reply(cmd_ctx *c);
 int script_busy_check(script_run *r);
 /* At the end of a run: the shard is not busy any more. */
 void script_busy_end(script_run *r);
+
+/* EVAL's and FCALL's hops (cmd.h): when the declared keys are all on one
+ * shard that is not the connection's, the script runs there, as the one
+ * part of a transaction holding those keys (the connection waits for it);
+ * 0 otherwise (whole-shard locks, or inline). */
+int script_hops(struct session *s, const command *cmd, int argc, const char **argv, const size_t *argl, int discard);
 
 /* INFO memory's scripting fields (used_memory_lua, number_of_cached_scripts,
  * number_of_functions, ...). */

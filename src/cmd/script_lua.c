@@ -19,6 +19,7 @@
 #include "lib/sha1.h"
 #include "persist/aof.h"
 #include "shard/cmdstats.h"
+#include "shard/lock.h"
 #include "shard/shard.h"
 #include "shard/tx.h"
 #include <lauxlib.h>
@@ -169,6 +170,33 @@ static const command *find_cmd(int argc, const char **argv, const size_t *argl, 
     return NULL;
 }
 
+/* A remote run holds only its declared keys on this shard: whether the
+ * command names another key that some transaction here holds. */
+typedef struct key_check {
+    script_run *r;
+    int x, hit;
+} key_check;
+
+static void declared_cmp(void *ud, const char *key, size_t klen) {
+    const char **k = ud;
+    if (k[0] && (size_t)(uintptr_t)k[1] == klen && !memcmp(k[0], key, klen)) k[0] = NULL;
+}
+
+static void check_key(void *ud, const char *key, size_t klen) {
+    key_check *k = ud;
+    if (k->hit) return;
+    cmd_ctx *c = k->r->c;
+    const char *probe[2] = {key, (const char *)(uintptr_t)klen};
+    cmd_each_key(c->cmd, c->argc, c->argv, c->argl, declared_cmp, probe);
+    if (probe[0]) k->hit = lock_conflicts(&c->sh->locks, lock_hash(k->r->fake.db, key, klen), k->x);
+}
+
+static int undeclared_locked(script_run *r, const command *cmd, int argc, const char **argv, const size_t *argl) {
+    key_check k = {.r = r, .x = (cmd->flags & CMD_WRITE) != 0};
+    cmd_each_key(cmd, argc, argv, argl, check_key, &k);
+    return k.hit;
+}
+
 static int do_call(lua_State *L, int raise) {
     script_run *r = cur;
     int argc = lua_gettop(L);
@@ -221,6 +249,8 @@ static int do_call(lua_State *L, int raise) {
     if (cmd && !err && nshards > 1) {
         r->fake.db = r->c->dbid;
         uint64_t need = dispatch_route_mask(&r->fake, cmd, argc, argv, argl);
+        if (r->remote && !(need & ~r->held) && undeclared_locked(r, cmd, argc, argv, argl))
+            need = ~0ull; /* an undeclared key another transaction holds here: holding every shard, in order */
         if (need & ~r->held) {
             if (r->may_rerun) {
                 r->abort = 1;
@@ -847,7 +877,9 @@ void slua_run(lua_State *L, script_run *r, int nargs) {
     }
     r->held = 0;
     for (int i = 0; i < n; i++) r->held |= 1ull << held[i];
-    r->may_rerun = nshards > 1 && n < nshards && !r->c->in_exec && r->c->sess && r->c->sess->conn;
+    /* a remote run (script_hops: no session, no transaction) answers with nothing to start again */
+    r->remote = !r->c->sess && !r->c->tx && !r->c->in_exec;
+    r->may_rerun = nshards > 1 && n < nshards && !r->c->in_exec && (r->c->sess ? r->c->sess->conn != NULL : r->remote);
     aof_tx_begin(r->c->sh); /* the commands it runs: one MULTI/EXEC block in the AOF */
     steps_left = slua_step_budget;
     r->start_ms = clock_ns() / 1000000;

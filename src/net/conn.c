@@ -356,6 +356,11 @@ void conn_write_all(shard *sh) {
         conn *c = sh->write_head;
         sh->write_head = c->write_next;
         c->in_write = 0;
+        /* in the middle of a pipeline that waits for one of its commands
+         * (a transaction): the replies go out with the next ones, as Redis
+         * writes a pipeline's replies once (the command's end schedules
+         * the write again) */
+        if (c->waiting && c->qbuf.len > c->rp.start && c->out.len - c->out_pos < CONN_RBUF_CHUNK) continue;
         if (!c->closed) write_out(c);
         conn_release_if_done(c);
     }

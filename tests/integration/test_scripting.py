@@ -7,7 +7,7 @@ import time
 import pytest
 import redis
 
-from test_atomicity import keys_on_distinct_shards
+from test_atomicity import keys_on_distinct_shards, shard_of
 
 
 def enc(*args):
@@ -353,6 +353,27 @@ def test_undeclared_keys_on_other_shards(r):
     assert r.eval(script, 1, ks[0], *ks[1:]) == [b"1", b"2", b"3"]
     assert r.get(ks[0]) == b"w"
     assert r.eval("return redis.call('dbsize')", 0) == 4
+
+
+def test_pipeline_order_kept_when_a_script_starts_again(r):
+    """A script's first run touches an undeclared key on another shard (it
+    starts again holding every shard); the commands pipelined after it still
+    see its effects and not the other way round. Fresh scripts (a new body
+    each), keys on every shard, so the script runs on another shard than the
+    connection's for some of them at --threads 4."""
+    ks, us = keys_on_distinct_shards("po", 4), keys_on_distinct_shards("pu", 4)
+    p = r.pipeline(transaction=False)
+    for i in range(16):
+        k = ks[i % 4]
+        u = [x for x in us if shard_of(x) != shard_of(k)][i % 3]
+        body = "-- %d\nredis.call('set', KEYS[1], 'a') redis.call('set', ARGV[1], 'script') return 1" % i
+        p.eval(body, 1, k, u)
+        p.set(u, "after")
+        p.get(u)
+        p.get(k)
+    out = p.execute()
+    for i in range(16):
+        assert out[4 * i:4 * i + 4] == [1, True, b"after", b"a"], i
 
 
 def test_script_over_shards_is_atomic(server, r):
