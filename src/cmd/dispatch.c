@@ -87,10 +87,12 @@ void dispatch_before_write(cmd_ctx *c) {
     if (h.snap || h.watch) cmd_each_key(c->cmd, c->argc, c->argv, c->argl, hook_key, &h);
 }
 
+__thread int64_t dispatch_frozen_ms;
+
 void exec_command(cmd_ctx *c) {
     shard *sh = c->sh;
     int64_t t0 = clock_ns();
-    sh->now_ms = t0 / 1000000;
+    sh->now_ms = dispatch_frozen_ms ? dispatch_frozen_ms : t0 / 1000000;
     sh->stat_commands++;
     if ((c->cmd->flags & CMD_WRITE) && !c->scratch) dispatch_before_write(c); /* scratch: its places do it */
     size_t reply_at = c->out->len;

@@ -647,11 +647,18 @@ static void rdb_write_functions(buf *o) {
 static int rdb_read_function(const char *code, size_t len, char *err, size_t errlen) {
     flib *l = check_library(code, len, err, errlen);
     if (!l) return -1;
-    if (restore_libs(&l, 1, 1, 1, err, errlen)) {
+    if (restore_libs(&l, 1, rdb_load_allow_dup ? 1 : 0, 1, err, errlen)) { /* a library already there: an error, unless merging */
         lib_free(l);
         return -1;
     }
     return 0;
+}
+
+void function_flush_libraries(void) {
+    pthread_mutex_lock(&lib_lock);
+    flush_libs();
+    pthread_mutex_unlock(&lib_lock);
+    script_bump_epoch();
 }
 
 int function_count(void) { return __atomic_load_n(&nfuncs, __ATOMIC_RELAXED); }

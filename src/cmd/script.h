@@ -6,14 +6,18 @@
  * function libraries are global (one logical server); a shard compiles a
  * body into its state the first time it runs it there.
  *
- * A script runs as one command on the thread of its caller's connection:
- *   - inline, when its declared keys are all on that shard;
- *   - else under whole-shard locks of the shards its keys are on (a
- *     transaction, shard/tx.h), reaching their data as EXEC does.
+ * A script runs as one command:
+ *   - inline, when its declared keys are all on its connection's shard;
+ *   - on the shard of its keys when they are all on one other shard, as
+ *     the one part of a transaction holding them (script_hops);
+ *   - else on its connection's shard under whole-shard locks of the shards
+ *     its keys are on (a transaction, shard/tx.h), reaching their data as
+ *     EXEC does.
  * A redis.call on a key of a shard the run does not hold (an undeclared
- * key) stops the script when it has not written yet: it runs again under
- * the locks of every shard, and its name is remembered so later calls take
- * every shard at once. After a write, such a call is an error. */
+ * key), or on an undeclared key another transaction holds, stops the script
+ * (its writes undone, script_undo.c): it runs again under the locks of every
+ * shard, and its name is remembered so later calls take every shard at
+ * once. Past the undo limits, such a call is an error. */
 #ifndef SHOAL_SCRIPT_H
 #define SHOAL_SCRIPT_H
 #include "cmd/cmd.h"
@@ -149,6 +153,8 @@ int script_hops(struct session *s, const command *cmd, int argc, const char **ar
  * number_of_functions, ...). */
 void script_info_memory(buf *o);
 int function_count(void);
+/* Removes every function library (DEBUG RELOAD empties them with the data). */
+void function_flush_libraries(void);
 int function_lib_count(void);
 
 /* Script flags from a shebang's first line (EVAL) or register_function's

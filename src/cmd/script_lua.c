@@ -848,7 +848,7 @@ static int conv_protected(lua_State *L) {
         size_t n = r->c->out->len - r->reply_at - 1;
         char tmp[128];
         size_t k = 0;
-        while (k < n && k < sizeof tmp - 1 && e[k] != ' ' && e[k] != '\r') tmp[k] = e[k], k++;
+        while (k < n && k < sizeof tmp - 1 && e[k] != '\r') tmp[k] = e[k], k++; /* cmdstats_error takes the code */
         tmp[k] = 0;
         cmdstats_error(r->c->sh, tmp);
     }
@@ -885,7 +885,10 @@ void slua_run(lua_State *L, script_run *r, int nargs) {
     r->start_ms = clock_ns() / 1000000;
     r->is_function = !strcmp(r->source, "@user_function");
     lua_sethook(L, run_hook, LUA_MASKCOUNT, slua_step_budget ? HOOK_EVERY_BUDGET : HOOK_EVERY);
+    int64_t frozen = dispatch_frozen_ms;
+    dispatch_frozen_ms = r->c->sh->now_ms; /* its commands see the time it started */
     int rc = lua_pcall(L, nargs, 1, errh);
+    dispatch_frozen_ms = frozen;
     script_busy_end(r);
     if (r->abort) { /* it runs again from the start: nothing it did stays */
         sundo_restore(r);

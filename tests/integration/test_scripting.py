@@ -129,6 +129,46 @@ def test_reply_conversion_reads_no_metamethods(r):
     assert r.get("x") is None
 
 
+def test_time_stands_still_inside_a_script(spawn):
+    srv = spawn("--enable-debug-command", "yes")
+    c = srv.new_client()
+    c.execute_command("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1")  # DEBUG SLEEP from the script
+    script = ("redis.call('set', 'key', 'value', 'px', '1') redis.call('debug', 'sleep', '0.01') "
+              "return redis.call('exists', 'key')")
+    assert c.eval(script, 0) == 1
+    assert c.exists("key") == 0
+
+
+def test_debug_object_sees_an_expired_key_still_in_the_table(spawn):
+    srv = spawn("--enable-debug-command", "yes")
+    c = srv.new_client()
+    c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    c.set("key", "value", px=1)
+    time.sleep(0.01)
+    assert c.execute_command("DEBUG", "OBJECT", "key").startswith(b"Value at:")
+    assert c.eval("return redis.call('exists', 'key')", 0) == 0
+    assert c.exists("key") == 0
+    with pytest.raises(redis.ResponseError, match="no such key"):
+        c.execute_command("DEBUG", "OBJECT", "key")
+
+
+def test_sort_of_a_set_by_constant_is_ordered_for_scripts(r):
+    r.sadd("myset", *"m d n i u aaa o s l h c f e azz b aa a z p v q r g t".split())
+    got = r.eval("return redis.call('sort', KEYS[1], 'by', '_')", 1, "myset")
+    assert got == [x.encode() for x in sorted("m d n i u aaa o s l h c f e azz b aa a z p v q r g t".split())]
+    r.delete("myset")
+    r.sadd("myset", "c", "b", "a")
+    got = r.eval("return redis.call('sort', KEYS[1], 'by', '_', 'get', '#', 'get', '_:*')", 1, "myset")
+    assert got == [b"a", None, b"b", None, b"c", None]
+
+
+def test_error_reply_counts_its_own_code(r):
+    r.config_resetstat()
+    with pytest.raises(redis.ResponseError, match="MY_ERR_CODE custom msg"):
+        r.eval("return redis.error_reply('MY_ERR_CODE custom msg')", 0)
+    assert r.info("errorstats")["errorstat_MY_ERR_CODE"] in ({"count": 1}, "count=1")
+
+
 def test_resp_to_lua(r):
     r.set("s", "v")
     r.rpush("l", "a", "b")
