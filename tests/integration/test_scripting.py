@@ -395,6 +395,17 @@ def test_undeclared_keys_on_other_shards(r):
     assert r.eval("return redis.call('dbsize')", 0) == 4
 
 
+def test_script_in_multi_reaches_undeclared_keys(r):
+    ks = keys_on_distinct_shards("mx", 4)
+    script = ("-- in multi\nlocal out = {} for _, k in ipairs(ARGV) do "
+              "out[#out+1] = redis.call('incr', k) end return out")
+    p = r.pipeline(transaction=True)
+    p.set(ks[0], 10)
+    p.eval(script, 1, ks[1], *ks)
+    p.get(ks[0])
+    assert p.execute() == [True, [11, 1, 1, 1], b"11"]
+
+
 def test_pipeline_order_kept_when_a_script_starts_again(r):
     """A script's first run touches an undeclared key on another shard (it
     starts again holding every shard); the commands pipelined after it still
