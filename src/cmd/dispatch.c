@@ -224,8 +224,9 @@ static int busy_refused(session *s, const command *cmd, int argc, const char **a
         return 1;
     }
     /* a connection of the busy shard gets BUSY for everything (its shard
-     * neither runs its commands nor sends them elsewhere meanwhile) */
-    uint64_t mask = script_busy_runs_on(s->sh->id) ? busy : dispatch_route_mask(s, cmd, argc, argv, argl);
+     * neither runs its commands nor sends them elsewhere meanwhile), and so
+     * does one inside MULTI (as in Redis: the block is then doomed) */
+    uint64_t mask = script_busy_runs_on(s->sh->id) || s->multi ? busy : dispatch_route_mask(s, cmd, argc, argv, argl);
     if (!mask) mask = busy; /* keyless (PING, SELECT...): BUSY as in Redis; only keys of other shards go on */
     if (!(mask & busy)) return 0;
     script_busy_error(err, errlen);
@@ -267,10 +268,17 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
     } else if (__builtin_expect(__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) != 0, 0) &&
                (!(cmd->flags & CMD_ALLOWBUSY) || !strcmp(cmd->name, "shutdown")) &&
                busy_refused(s, cmd, argc, argv, argl, err, sizeof err)) {
-        resp_error(out, err);
         cmdstats_error(s->sh, err);
         cmdstats_reject(s->sh, cmd);
-        multi_doom(s);
+        if (s->multi && (cmd->flags & CMD_EXEC)) { /* the block ends, as Redis's execCommandAbort */
+            char abort_err[600];
+            snprintf(abort_err, sizeof abort_err, "EXECABORT Transaction discarded because of: %s", err);
+            resp_error(out, abort_err);
+            multi_discard(s);
+        } else {
+            resp_error(out, err);
+            multi_doom(s);
+        }
     } else if (!s->multi || !multi_intercept(s, cmd, argc, argv, argl, out)) {
         route(s, cmd, argc, argv, argl, discard, out);
     }

@@ -471,4 +471,7 @@ static const command rows[] = {
      .nsubs = (int)(sizeof script_subs / sizeof script_subs[0])},
 };
 
-void script_register(void) { cmd_register(rows, (int)(sizeof rows / sizeof rows[0])); }
+void script_register(void) {
+    cmd_register(rows, (int)(sizeof rows / sizeof rows[0]));
+    shard_cron_hook = slua_cron;
+}

@@ -93,6 +93,10 @@ struct lua_State *slua_open_temp(void);
 void slua_close_temp(struct lua_State *L);
 /* Bumps the epoch: every shard rebuilds its state on its next script. */
 void script_bump_epoch(void);
+/* From every shard's cron: frees the shard's Lua state once SCRIPT FLUSH
+ * or a library change made it stale (INFO counts only what is in use). */
+struct shard;
+void slua_cron(struct shard *sh);
 /* Bytes the Lua states hold (INFO used_memory_lua). */
 size_t slua_memory(void);
 /* Limits for tests and fuzzing: bytes per Lua state (default 1 GB), and

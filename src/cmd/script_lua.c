@@ -757,6 +757,14 @@ static int build(lua_State *L) {
     return 0;
 }
 
+void slua_cron(shard *sh) {
+    slua *s = &states[sh->id];
+    if (s->L && !cur && s->epoch != script_cache_epoch()) { /* stale: built again on the next script */
+        lua_close(s->L);
+        s->L = NULL;
+    }
+}
+
 lua_State *slua_state(int id) {
     slua *s = &states[id];
     uint64_t epoch = script_cache_epoch();

@@ -349,6 +349,8 @@ static int inbox_empty(shard *s) {
 int shard_active_expire = 1;
 int shard_cron_paused;
 
+void (*shard_cron_hook)(shard *s);
+
 void shard_cron(shard *s) {
     int64_t now = s->now_ms;
     s->lru_clock = (uint32_t)(now / 1000) & LRU_CLOCK_MAX;
@@ -363,6 +365,7 @@ void shard_cron(shard *s) {
     s->ops_sample_time = now;
     s->ops_sample_cmds = s->stat_commands;
     if (s->locked_by) return;
+    if (shard_cron_hook) shard_cron_hook(s);
     persist_cron(s);
     if (now >= s->next_block_sweep) {
         block_sweep(s);

@@ -610,6 +610,44 @@ def test_reply_made_before_a_busy_script_is_delivered(server, r):
         r.config_set("lua-time-limit", 5000)
 
 
+def test_multi_during_a_busy_script_is_doomed(server, r):
+    """Inside MULTI every command answers BUSY while a script is busy (on any
+    shard), and EXEC then aborts; an EXEC refused while busy ends the block."""
+    r.config_set("lua-time-limit", 50)
+    raw = Raw(server)
+    c, m = server.new_client(), Raw(server)
+    try:
+        r.set("busy:xx", 1)
+        raw.s.sendall(enc("EVAL", "while true do end", 0))
+        for _ in range(400):
+            try:
+                c.ping()
+            except redis.ResponseError:
+                break
+            time.sleep(0.01)
+        assert m.cmd("MULTI") == b"+OK\r\n"
+        assert m.cmd("INCR", "busy:xx").startswith(b"-BUSY")
+        assert m.cmd("EXEC").startswith(b"-EXECABORT Transaction discarded because of: BUSY")
+        assert c.execute_command("SCRIPT", "KILL") == b"OK"
+        assert b"killed by user" in raw._reply()
+        assert m.cmd("MULTI") == b"+OK\r\n"  # (not nested: the abort ended the block)
+        assert m.cmd("INCR", "busy:xx") == b"+QUEUED\r\n"
+        assert m.cmd("EXEC") == b"*1\r\n:2\r\n"
+    finally:
+        try:
+            c.execute_command("SCRIPT", "KILL")
+        except redis.ResponseError:
+            pass
+        raw.close()
+        m.close()
+        r.config_set("lua-time-limit", 5000)
+
+
+def test_command_getkeys_of_a_script_without_keys(raw):
+    assert raw.cmd("COMMAND", "GETKEYS", "EVAL", "return 1", 0) == b"*0\r\n"
+    assert raw.cmd("COMMAND", "GETKEYS", "EVAL", "return 1", 1, "a") == b"*1\r\n$1\r\na\r\n"
+
+
 def test_unkillable_script_and_shutdown_nosave(spawn):
     srv = spawn("--busy-reply-threshold", "50")
     c = srv.new_client()
