@@ -317,7 +317,7 @@ static void handle(shard *s, msg *m) {
     }
 }
 
-int shard_drain_inbox(shard *s) {
+static int drain_deferred(shard *s) {
     int n = 0;
     while (s->busy_deferred) { /* what a busy poll left, in the order it arrived */
         msg *m = s->busy_deferred;
@@ -326,6 +326,11 @@ int shard_drain_inbox(shard *s) {
         handle(s, m);
         n++;
     }
+    return n;
+}
+
+int shard_drain_inbox(shard *s) {
+    int n = drain_deferred(s);
     for (int from = 0; from < nshards; from++) {
         ring *r = s->inbox[from];
         if (!r) continue;
@@ -333,6 +338,9 @@ int shard_drain_inbox(shard *s) {
         while ((m = ring_pop(r))) {
             handle(s, m);
             n++;
+            /* a long command in that message (a script on its keys' shard)
+             * set messages aside: they came before what the rings hold now */
+            if (s->busy_deferred) n += drain_deferred(s);
         }
     }
     return n;

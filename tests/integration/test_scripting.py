@@ -294,6 +294,7 @@ def test_library_api(r):
     assert r.eval("return bit.tohex(65535)", 0) == b"0000ffff"
     assert r.eval("return struct.pack('>I2', 258)", 0) == b"\x01\x02"
     assert r.eval("return {struct.unpack('<hH', struct.pack('<hH', -2, 65535))}", 0) == [-2, 65535, 5]
+    assert r.eval("return {struct.unpack('i0b', 'ab')}", 0) == [0, 97, 2]  # a signed integer of no byte
     assert r.eval("return cmsgpack.pack({1, 'a', true})", 0) == b"\x93\x01\xa1a\xc3"
     assert r.eval("local t = cmsgpack.unpack(cmsgpack.pack({x=5})); return t.x", 0) == 5
     assert r.eval("return math.random(1, 1)", 0) == 1
