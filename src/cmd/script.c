@@ -350,12 +350,13 @@ static void reg_key(void *ud, const char *key, size_t klen) {
 static void remote_merge(tx *t, buf *out) {
     size_t len;
     const char *rep = tx_part_reply(t, 0, 0, &len);
+    msg *m = &t->parts[0]->m;
+    batch_item *it = &m->items[0];
     if (len) {
         buf_add(out, rep, len);
+        if (it->slow && t->sess) shard_slowlog_item(t->coord, m, it, t->sess); /* the slow log is the connection's shard's */
         return;
     }
-    const msg *m = &t->parts[0]->m;
-    const batch_item *it = &m->items[0];
     const char *sargv[16];
     size_t sargl[16];
     const char **argv = it->argc > 16 ? zmalloc(sizeof(char *) * it->argc) : sargv;

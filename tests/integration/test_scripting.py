@@ -407,6 +407,20 @@ def test_script_in_multi_reaches_undeclared_keys(r):
     assert p.execute() == [True, [11, 1, 1, 1], b"11"]
 
 
+def test_scripts_on_any_shard_reach_the_slow_log(r):
+    ks = keys_on_distinct_shards("sl", 4)
+    r.config_set("slowlog-log-slower-than", 0)
+    try:
+        r.slowlog_reset()
+        for k in ks:
+            r.eval("return redis.call('incr', KEYS[1])", 1, k)
+        got = [e["command"] for e in r.slowlog_get(128)]
+        assert sorted(c for c in got if c.lower().startswith(b"eval ")) == sorted(
+            b"EVAL return redis.call('incr', KEYS[1]) 1 " + k.encode() for k in ks)
+    finally:
+        r.config_set("slowlog-log-slower-than", 10000)
+
+
 def test_pipeline_order_kept_when_a_script_starts_again(r):
     """A script's first run touches an undeclared key on another shard (it
     starts again holding every shard); the commands pipelined after it still
