@@ -7,7 +7,7 @@ OPT     ?= -O2
 SAN     ?=
 CFLAGS  := -std=gnu11 $(OPT) -g -Wall -Wextra -Werror -Wno-unused-parameter \
            -fno-strict-aliasing -pthread -D_GNU_SOURCE -Isrc -I/usr/include/lua5.1 $(SAN) $(EXTRA_CFLAGS)
-LDLIBS  := -lmimalloc -llzf -llua5.1-cjson -llua5.1-bitop -llua5.1 -lm -pthread
+LDLIBS  := -lmimalloc -llzf -llua5.1-cjson -llua5.1-bitop -llua5.1 -lssl -lcrypto -lm -pthread
 
 LIB_SRC := $(wildcard src/lib/*.c src/proto/*.c src/core/*.c src/shard/*.c src/net/*.c src/cmd/*.c src/persist/*.c) \
            $(filter-out src/server/main.c,$(wildcard src/server/*.c))

@@ -2,7 +2,7 @@
 # Installs the Debian packages shoal needs to build, test and benchmark, only
 # those that are missing (so it is fast when everything is there).
 set -euo pipefail
-pkgs=(gcc make libmimalloc-dev liblzf-dev redis-server redis-tools python3-redis python3-pytest clang libclang-rt-14-dev strace liblua5.1-0-dev lua-cjson-dev lua-bitop-dev)
+pkgs=(gcc make libmimalloc-dev liblzf-dev libssl-dev openssl tcl-tls redis-server redis-tools python3-redis python3-pytest clang libclang-rt-14-dev strace liblua5.1-0-dev lua-cjson-dev lua-bitop-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

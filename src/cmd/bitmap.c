@@ -10,10 +10,12 @@
  * client input can make a string larger than that (plus the 8 bytes a
  * BITFIELD field may reach past its offset). */
 #include "cmd/cross.h"
+#include "cmd/notify.h"
 #include "cmd/cmd.h"
 #include "cmd/string.h"
 #include "lib/mem.h"
 #include "server/config.h"
+#include "shard/evict.h"
 #include "shard/shard.h"
 
 /* ---- parsing ---- */
@@ -79,7 +81,7 @@ static uint8_t *bitmap_write(cmd_ctx *c, const char *key, size_t klen, size_t ne
     if (grew) *grew = !link || old < need;
     if (link && entry_kind(*link) == EK_RAW && old >= need) {
         e = *link;
-        entry_touch(e, c->sh->lru_clock);
+        evict_touch(c->sh, e);
     } else {
         size_t n = old > need ? old : need;
         char *buf = zcalloc(n);
@@ -126,6 +128,7 @@ static void setbit_cmd(cmd_ctx *c) {
     else
         p[byte] &= (uint8_t)~mask;
     reply_int(c, old);
+    if (!c->unchanged) ctx_notify(c, NOTIFY_STRING, "setbit", 1);
 }
 
 /* GETBIT key offset */
@@ -347,7 +350,7 @@ static void bitop_store(cmd_ctx *c, const uint8_t *res, size_t n) {
     size_t kl = c->argl[2];
     db *d = ctx_db(c, key, kl);
     if (!n) {
-        db_delete(d, key, kl, ctx_now(c));
+        if (db_delete(d, key, kl, ctx_now(c))) ctx_notify(c, NOTIFY_GENERIC, "del", 2);
         return;
     }
     entry *e = entry_new_raw(key, kl, (const char *)res, n, -1);
@@ -356,6 +359,7 @@ static void bitop_store(cmd_ctx *c, const uint8_t *res, size_t n) {
         db_replace(d, link, e, 0);
     else
         db_add(d, e);
+    ctx_notify(c, NOTIFY_STRING, "set", 2);
 }
 
 typedef struct bitop_src {
@@ -632,7 +636,10 @@ static void bf_run(cmd_ctx *c, const bf_op *ops, int n, int writes) {
         else
             changed |= bf_write(c, wp, len, &ops[i]);
     }
-    if (writes) c->unchanged = !changed;
+    if (writes) {
+        c->unchanged = !changed;
+        if (changed) ctx_notify(c, NOTIFY_STRING, "setbit", 1);
+    }
 }
 
 /* Shared body of BITFIELD and BITFIELD_RO (ro: only GET allowed). */

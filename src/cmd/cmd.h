@@ -112,6 +112,7 @@ struct cmd_ctx {
     int unchanged;  /* set by a write handler whose call changed nothing (SETBIT of the same bit): no dirty count */
     struct db *scratch; /* every key's database (cmd/gather.c runs commands over copies) */
     int reroute;    /* set by the handler, which wrote nothing: run it again holding every shard */
+    uint64_t client; /* without a session: the client's tracking word (shard/tracking.h) */
 };
 
 /* The database holding key in this context (the scratch one when set). */
@@ -144,6 +145,12 @@ int cmd_index(const command *c);
 int cmd_index_count(void);
 const command *cmd_by_index(int i);
 void cmd_foreach(void (*fn)(const command *c, void *ud), void *ud);
+/* ACL categories (command.c): a row's set (bit i: category i, in Redis's
+ * order, the ones its flags imply included), and the names. */
+uint32_t cmd_acl_cats(const command *c);
+int cmd_acl_cat_count(void);
+const char *cmd_acl_cat_name(int i);
+int cmd_acl_cat_index(const char *s, size_t n); /* -1 when unknown */
 /* Key positions of a parsed command; returns count (<= max). */
 int cmd_key_positions(const command *cmd, int argc, const char **argv, const size_t *argl, int *pos, int max);
 /* Calls fn with each key argument of a parsed command, in order. */

@@ -80,6 +80,11 @@ static uint32_t acl_bits(const command *cmd) {
     return bits;
 }
 
+uint32_t cmd_acl_cats(const command *cmd) { return acl_bits(cmd); }
+int cmd_acl_cat_count(void) { return NACL; }
+const char *cmd_acl_cat_name(int i) { return i >= 0 && i < NACL ? acl_names[i] : NULL; }
+int cmd_acl_cat_index(const char *s, size_t n) { return acl_index(s, n); }
+
 static int popcount(uint32_t x) { return __builtin_popcount(x); }
 
 /* ---- subcommands (COMMAND's own live here, see the top comment) ---- */

@@ -7,13 +7,17 @@
  * another connection (SESS_CLOSE_ASAP): it may belong to another thread,
  * whose shard closes it at its next turn or cron tick (within ~100 ms).
  * Session flags are changed with atomic operations for that reason. */
+#include "cmd/acl.h"
 #include "cmd/client.h"
 #include "cmd/cmd.h"
 #include "cmd/multi.h"
+#include "cmd/tracking.h"
 #include "lib/mem.h"
 #include "net/conn.h"
 #include "server/config.h"
 #include "server/engine.h"
+#include "shard/pubsub.h"
+#include "shard/tracking.h"
 #include "shard/shard.h"
 #include <limits.h>
 #include <stdio.h>
@@ -22,6 +26,12 @@
 static void ping_cmd(cmd_ctx *c) {
     if (c->argc > 2) {
         reply_arity(c);
+        return;
+    }
+    if (c->sess && c->resp == 2 && pubsub_total(c->sess)) { /* RESP2 subscribed mode: [pong, message] */
+        reply_array(c, 2);
+        reply_bulk(c, "pong", 4);
+        reply_bulk(c, c->argc == 2 ? c->argv[1] : "", c->argc == 2 ? c->argl[1] : 0);
         return;
     }
     if (c->argc == 2)
@@ -99,13 +109,11 @@ static void hello_cmd(cmd_ctx *c) {
     }
     const char *name = NULL;
     size_t namel = 0;
+    int auth = 0;
     for (; i < c->argc; i++) {
         int more = c->argc - i - 1;
         if (arg_is(c, i, "auth") && more >= 2) {
-            if (!str_eq_ci(c->argv[i + 1], c->argl[i + 1], "default")) {
-                reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
-                return;
-            }
+            auth = i + 1;
             i += 2;
         } else if (arg_is(c, i, "setname") && more >= 1) {
             name = c->argv[i + 1];
@@ -119,6 +127,17 @@ static void hello_cmd(cmd_ctx *c) {
             reply_errorf(c, "ERR Syntax error in HELLO option '%.*s'", (int)c->argl[i], c->argv[i]);
             return;
         }
+    }
+    if (auth && c->sess->user &&
+        !acl_auth(c->sess, c->argv[auth], c->argl[auth], c->argv[auth + 1], c->argl[auth + 1])) {
+        reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
+        return;
+    }
+    if (c->sess->user && !c->sess->authed) {
+        reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+                       "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP "
+                       "protocol version at the same time");
+        return;
     }
     if (name) set_name(c->sess, name, namel);
     if (ver) c->sess->resp = (int)ver;
@@ -152,6 +171,9 @@ static void reset_cmd(cmd_ctx *c) {
     c->resp = 2;
     set_name(s, NULL, 0);
     multi_discard(s);
+    acl_sess_reset(s);
+    pubsub_session_free(s);
+    tracking_disable(s);
     __atomic_fetch_and(&s->flags, ~(uint32_t)(SESS_REPLY_OFF | SESS_REPLY_SKIP | SESS_REPLY_SKIP_NEXT | SESS_NO_EVICT),
                        __ATOMIC_RELAXED);
     reply_after_quiet(c, old, "RESET");
@@ -185,8 +207,9 @@ static void describe_session(session *s, buf *o, int64_t now) {
         conn_describe(s->conn, o, now);
         return;
     }
-    buf_printf(o, "id=%llu addr= laddr= fd=-1 name=%s age=0 idle=0 flags=N db=%d cmd=%s user=default resp=%d\n",
-               (unsigned long long)s->id, s->name ? s->name : "", s->db, s->lastcmd, s->resp);
+    buf_printf(o, "id=%llu addr= laddr= fd=-1 name=%s age=0 idle=0 flags=N db=%d cmd=%s user=%s resp=%d\n",
+               (unsigned long long)s->id, s->name ? s->name : "", s->db, s->lastcmd, s->user ? s->user->name : "default",
+               s->resp);
 }
 
 /* CLIENT INFO */
@@ -203,10 +226,10 @@ static int id_listed(const long long *ids, int nids, uint64_t id) {
     return 0;
 }
 
-/* Parses CLIENT LIST's options into *type_ok and ids (zmalloc'd, *nids
+/* Parses CLIENT LIST's options into *type_ok (0 none, 1 normal, 2 pubsub, 3 any) and ids (zmalloc'd, *nids
  * entries, NULL when no ID filter). Returns 0, or -1 after an error reply. */
 static int client_list_args(cmd_ctx *c, int *type_ok, long long **ids, int *nids) {
-    *type_ok = 1;
+    *type_ok = 3;
     *ids = NULL;
     *nids = 0;
     for (int i = 2; i < c->argc; i++) {
@@ -214,8 +237,9 @@ static int client_list_args(cmd_ctx *c, int *type_ok, long long **ids, int *nids
             i++;
             if (arg_is(c, i, "normal"))
                 *type_ok = 1;
-            else if (arg_is(c, i, "master") || arg_is(c, i, "replica") || arg_is(c, i, "slave") ||
-                     arg_is(c, i, "pubsub"))
+            else if (arg_is(c, i, "pubsub"))
+                *type_ok = 2;
+            else if (arg_is(c, i, "master") || arg_is(c, i, "replica") || arg_is(c, i, "slave"))
                 *type_ok = 0;
             else {
                 reply_errorf(c, "ERR Unknown client type '%.*s'", (int)c->argl[i], c->argv[i]);
@@ -253,10 +277,11 @@ static void client_list(cmd_ctx *c) {
             shard *sh = shards[sids[k]];
             pthread_mutex_lock(&sh->conns_lock);
             for (conn *x = sh->conns; x; x = x->all_next)
-                if (!ids || id_listed(ids, nids, x->s.id)) conn_describe(x, &o, ctx_now(c));
+                if ((!ids || id_listed(ids, nids, x->s.id)) && (type_ok == 3 || (type_ok == 2) == (pubsub_total(&x->s) > 0)))
+                    conn_describe(x, &o, ctx_now(c));
             pthread_mutex_unlock(&sh->conns_lock);
         }
-        if (!c->sess->conn && (!ids || id_listed(ids, nids, c->sess->id))) describe_session(c->sess, &o, ctx_now(c));
+        if (!c->sess->conn && type_ok & 1 && (!ids || id_listed(ids, nids, c->sess->id))) describe_session(c->sess, &o, ctx_now(c));
     }
     reply_verbatim(c, o.p ? o.p : "", o.len);
     buf_free(&o);
@@ -269,6 +294,7 @@ static void client_kill(cmd_ctx *c) {
     const char *addr = NULL, *laddr = NULL;
     size_t addrl = 0, laddrl = 0;
     int skipme = 1, legacy = c->argc == 3;
+    const acl_user *user = NULL;
     if (legacy) {
         addr = c->argv[2];
         addrl = c->argl[2];
@@ -307,7 +333,8 @@ static void client_kill(cmd_ctx *c) {
                 }
                 if (!arg_is(c, i + 1, "normal")) id = -1; /* matches nobody */
             } else if (arg_is(c, i, "user")) {
-                if (!arg_is(c, i + 1, "default")) {
+                user = acl_find(c->argv[i + 1], c->argl[i + 1]);
+                if (!user) {
                     reply_errorf(c, "ERR No such user '%.*s'", (int)c->argl[i + 1], c->argv[i + 1]);
                     return;
                 }
@@ -326,6 +353,7 @@ static void client_kill(cmd_ctx *c) {
             if (id && (id < 0 || x->s.id != (unsigned long long)id)) continue;
             if (addr && (strlen(x->addr) != addrl || memcmp(x->addr, addr, addrl))) continue;
             if (laddr && (strlen(x->laddr) != laddrl || memcmp(x->laddr, laddr, laddrl))) continue;
+            if (user && x->s.user != user) continue;
             if (&x->s == c->sess) {
                 if (skipme) continue;
                 /* This thread owns it: reply first, then close. */
@@ -385,6 +413,10 @@ static void client_noevict(cmd_ctx *c) {
 static void client_help(cmd_ctx *c) {
     static const char *lines[] = {
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CACHING (YES|NO)",
+        "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+        "GETREDIR",
+        "    Return the client ID we are redirecting to when tracking is enabled.",
         "GETNAME",
         "    Return the name of the current connection.",
         "ID",
@@ -409,6 +441,11 @@ static void client_help(cmd_ctx *c) {
         "    Assign the name <name> to the current connection.",
         "UNBLOCK <clientid> [TIMEOUT|ERROR]",
         "    Unblock the specified blocked client.",
+        "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+        "         [OPTIN] [OPTOUT] [NOLOOP]",
+        "    Control server assisted client side caching.",
+        "TRACKINGINFO",
+        "    Report tracking status for the current connection.",
         "HELP",
         "    Print this help.",
     };
@@ -423,6 +460,7 @@ static void client_help(cmd_ctx *c) {
 #define CONN_ACL "slow connection"
 #define ADMIN_ACL "admin slow dangerous connection"
 static command client_subs[] = {
+    TRACKING_CLIENT_ROWS /* CLIENT TRACKING, CACHING, GETREDIR, TRACKINGINFO: cmd/tracking.c */
     {.name = "client|id",
      .proc = client_id,
      .arity = 2,

@@ -11,6 +11,7 @@
  * that. The internal take and put commands are rows of their own that no
  * client can name (they are not registered). */
 #include "cmd/cross.h"
+#include "cmd/notify.h"
 #include "lib/mem.h"
 #include "persist/aof.h"
 #include "shard/db.h"
@@ -29,6 +30,7 @@ static void take_proc(cmd_ctx *c) {
     entry *n = entry_rekey(e, c->argv[2], c->argl[2], entry_expire(e));
     zfree(e); /* n holds e's object, if any */
     reply_bulk(c, (const char *)&n, sizeof n);
+    ctx_notify(c, NOTIFY_GENERIC, "rename_from", 1);
 }
 
 /* put dst <address>: the entry in, replacing dst */
@@ -40,6 +42,7 @@ static void put_proc(cmd_ctx *c) {
     if (old) db_delete_link(d, old);
     db_add(d, n);
     reply_ok(c);
+    ctx_notify(c, NOTIFY_GENERIC, "rename_to", 1);
 }
 
 static const command take_row = {.name = "rename", .proc = take_proc, .arity = 3, .flags = CMD_WRITE,

@@ -1,8 +1,10 @@
 /* ctx.c - the execution context helpers of cmd.h: database lookup per key,
  * error replies, argument parsing. */
 #include "cmd/cmd.h"
+#include "cmd/notify.h"
 #include "lib/util.h"
 #include "shard/cmdstats.h"
+#include "shard/evict.h"
 #include "shard/pause.h"
 #include "shard/shard.h"
 #include <stdarg.h>
@@ -36,9 +38,12 @@ entry **ctx_lookup(cmd_ctx *c, int i, int reading, db **dp) {
         l = db_find_link(d, c->argv[i], c->argl[i], ctx_now(c));
     if (reading) {
         if (l) c->sh->stat_hits++;
-        else c->sh->stat_misses++;
+        else {
+            c->sh->stat_misses++;
+            ctx_notify(c, NOTIFY_KEY_MISS, "keymiss", i);
+        }
     }
-    if (l) entry_touch(*l, c->sh->lru_clock);
+    if (l) evict_touch(c->sh, *l); /* LRU clock or LFU counter */
     if (dp) *dp = d;
     return l;
 }

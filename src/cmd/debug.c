@@ -488,7 +488,7 @@ static void debug_help(cmd_ctx *c) {
 static int is_local(const session *s) {
     const conn *x = s ? s->conn : NULL;
     if (!x) return 1; /* the embedded engine */
-    return x->is_unix || !strncmp(x->addr, "127.", 4) || !strncmp(x->addr, "::1:", 4);
+    return x->is_local;
 }
 
 static int debug_allowed(cmd_ctx *c) {

@@ -1,8 +1,13 @@
 /* dispatch.c - see dispatch.h. */
 #include "cmd/dispatch.h"
+#include "cmd/acl.h"
 #include "cmd/aof_log.h"
+#include "cmd/maxmemory.h"
+#include "cmd/monitor.h"
+#include "server/config.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
+#include "cmd/pubsub.h"
 #include "cmd/script.h"
 #include "cmd/split.h"
 #include "lib/clock.h"
@@ -17,6 +22,7 @@
 #include "shard/shard.h"
 #include "shard/slowlog.h"
 #include "net/conn.h"
+#include "shard/tracking.h"
 #include "shard/tx.h"
 #include "shard/watch.h"
 #include <ctype.h>
@@ -71,20 +77,57 @@ const command *dispatch_resolve(int argc, const char **argv, const size_t *argl,
 /* The write hooks that are on, for each key of a write command. */
 typedef struct write_hooks {
     cmd_ctx *c;
-    int snap, watch;
+    int snap, watch, track;
 } write_hooks;
+
+/* The shard that owns key in this context (a transaction's coordinator
+ * may run a handler over several). */
+static shard *key_owner(cmd_ctx *c, const char *key, size_t klen) {
+    return c->tx ? shards[shard_of_key(key, klen)] : c->sh;
+}
+
+static uint64_t client_word(cmd_ctx *c) { return c->sess ? tracking_word(c->sess, c->cmd) : c->client; }
 
 static void hook_key(void *ud, const char *key, size_t klen) {
     write_hooks *h = ud;
     if (h->snap) snap_touch_key(ctx_db(h->c, key, klen), key, klen);
     if (h->watch) watch_bump(h->c->dbid, key, klen);
+    if (h->track) tracking_key_changed(key_owner(h->c, key, klen), client_word(h->c), key, klen);
 }
 
 void dispatch_before_write(cmd_ctx *c) {
     write_hooks h = {.c = c,
                      .snap = __atomic_load_n(&snap_parts_running, __ATOMIC_RELAXED) != 0,
-                     .watch = __atomic_load_n(&watch_sessions, __ATOMIC_RELAXED) != 0};
-    if (h.snap || h.watch) cmd_each_key(c->cmd, c->argc, c->argv, c->argl, hook_key, &h);
+                     .watch = __atomic_load_n(&watch_sessions, __ATOMIC_RELAXED) != 0,
+                     .track = tracking_active()};
+    if (h.snap || h.watch || h.track) cmd_each_key(c->cmd, c->argc, c->argv, c->argl, hook_key, &h);
+}
+
+static void remember_key(void *ud, const char *key, size_t klen) {
+    cmd_ctx *c = ud;
+    tracking_remember(key_owner(c, key, klen), client_word(c), key, klen);
+}
+
+/* The slow log never shows a password (acl_redact_arg). */
+static void slowlog_push_redacted(cmd_ctx *c) {
+    const char **argv = c->argv;
+    size_t *argl = (size_t *)c->argl, lens[32];
+    const char *vals[32];
+    int n = c->argc < 32 ? c->argc : 32;
+    for (int i = 1; i < n; i++) {
+        if (!acl_redact_arg(c->cmd, c->argc, c->argv, c->argl, i)) continue;
+        if (argv == c->argv) {
+            memcpy(vals, c->argv, sizeof(char *) * (size_t)n);
+            memcpy(lens, c->argl, sizeof(size_t) * (size_t)n);
+            argv = vals;
+            argl = lens;
+        }
+        vals[i] = "(redacted)";
+        lens[i] = 10;
+    }
+    session *s = c->sess;
+    slowlog_push(c->sh, argv == c->argv ? c->argc : n, argv, argl, c->dur_ns / 1000, s->conn ? s->conn->addr : NULL,
+                 s->name);
 }
 
 __thread int64_t dispatch_frozen_ms;
@@ -93,17 +136,19 @@ void exec_command(cmd_ctx *c) {
     shard *sh = c->sh;
     int64_t t0 = clock_ns();
     sh->now_ms = dispatch_frozen_ms ? dispatch_frozen_ms : t0 / 1000000;
+    if (__builtin_expect(cfg_get(maxmemory) > 0, 0) && maxmemory_exec_refused(c)) return; /* OOM */
     sh->stat_commands++;
     if ((c->cmd->flags & CMD_WRITE) && !c->scratch) dispatch_before_write(c); /* scratch: its places do it */
     size_t reply_at = c->out->len;
     c->cmd->proc(c);
+    if ((c->cmd->flags & CMD_READONLY) && (client_word(c) & 1)) /* CLIENT TRACKING: the keys it read */
+        cmd_each_key(c->cmd, c->argc, c->argv, c->argl, remember_key, c);
     c->dur_ns = clock_ns() - t0;
     if (!c->no_stats) {
         cmdstats_call(sh, c->cmd, c->dur_ns, c->blocked);
         if (!c->blocked && !(c->cmd->flags & CMD_SKIP_SLOWLOG) && slowlog_wanted(c->dur_ns / 1000)) {
             if (c->sess)
-                slowlog_push(sh, c->argc, c->argv, c->argl, c->dur_ns / 1000, c->sess->conn ? c->sess->conn->addr : NULL,
-                             c->sess->name);
+                slowlog_push_redacted(c);
             else
                 c->slow = 1; /* its connection's shard logs it (batch_item.slow) */
         }
@@ -242,6 +287,8 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
         s->conn->tx_stalled = 1;
         return DISPATCH_LATER;
     }
+    if (cmd && __builtin_expect(!acl_sess_free_pass(s), 0) && acl_gate(s, cmd, argc, argv, argl, err, sizeof err))
+        cmd = NULL; /* NOAUTH or NOPERM (named stays the row: a rejected call) */
     if (cmd && s->conn && postponed(s, cmd)) {
         conn_postpone(s->conn);
         return DISPATCH_LATER;
@@ -265,6 +312,13 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
         cmdstats_error(s->sh, MISCONF_ERR);
         cmdstats_reject(s->sh, cmd);
         multi_doom(s);
+    } else if (s->pubsub && pubsub_refuses(s, cmd, err, sizeof err)) { /* RESP2 subscribed mode */
+        resp_error(out, err);
+        cmdstats_error(s->sh, err);
+        cmdstats_reject(s->sh, cmd);
+        multi_doom(s);
+    } else if (__builtin_expect(cfg_get(maxmemory) > 0, 0) && maxmemory_dispatch_refused(s, cmd, out)) {
+        /* OOM: refused before routing */
     } else if (__builtin_expect(__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) != 0, 0) &&
                (!(cmd->flags & CMD_ALLOWBUSY) || !strcmp(cmd->name, "shutdown")) &&
                busy_refused(s, cmd, argc, argv, argl, err, sizeof err)) {
@@ -280,7 +334,11 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
             multi_doom(s);
         }
     } else if (!s->multi || !multi_intercept(s, cmd, argc, argv, argl, out)) {
+        int fed = __builtin_expect(monitor_active(), 0) && (cmd->flags & CMD_EXEC);
+        if (fed) monitor_feed_command(s, cmd, argc, argv, argl); /* EXEC: before its queue goes */
         route(s, cmd, argc, argv, argl, discard, out);
+        if (!fed && __builtin_expect(monitor_active(), 0)) monitor_feed_command(s, cmd, argc, argv, argl);
+        if (s->tracking) tracking_after_command(s, cmd);
     }
     buf_free(&scratch);
     s->flags &= ~SESS_REPLY_SKIP;

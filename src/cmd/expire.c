@@ -6,6 +6,7 @@
  * overflow, and delete the key at once when the deadline is not in the
  * future (Redis replies 1 then). Readers round seconds as Redis does:
  * (ms + 500) / 1000. */
+#include "cmd/notify.h"
 #include "cmd/cmd.h"
 #include "persist/aof.h"
 #include "shard/db.h"
@@ -76,8 +77,13 @@ static void expire_generic(cmd_ctx *c, int unit_sec, int relative) {
         reply_int(c, 0);
         return;
     }
-    if (when <= ctx_now(c) && !aof_loading) db_delete_link(d, link); /* AOF: replay keeps it (as Redis) */
-    else db_set_expire(d, link, when);
+    if (when <= ctx_now(c) && !aof_loading) { /* AOF: replay keeps it (as Redis) */
+        db_delete_link(d, link);
+        ctx_notify(c, NOTIFY_GENERIC, "del", 1);
+    } else {
+        db_set_expire(d, link, when);
+        ctx_notify(c, NOTIFY_GENERIC, "expire", 1);
+    }
     reply_int(c, 1);
 }
 
@@ -122,6 +128,7 @@ static void persist_cmd(cmd_ctx *c) {
     }
     db_set_expire(d, link, -1);
     reply_int(c, 1);
+    ctx_notify(c, NOTIFY_GENERIC, "persist", 1);
 }
 
 #define KEY1 .first = 1, .last = 1, .step = 1, .group = "generic"

@@ -28,7 +28,11 @@
     X(hll) \
     X(geo) \
     X(script) \
-    X(function)
+    X(function) \
+    X(acl) \
+    X(maxmemory) \
+    X(pubsub) \
+    X(monitor)
 #define DECL(f) void f##_register(void);
 CMD_FAMILIES(DECL)
 #undef DECL

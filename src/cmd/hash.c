@@ -17,6 +17,7 @@
  * The hash_* layer works on the value alone and may move it; handlers find
  * the key, call it, and store the value back (store_value). A hash that
  * loses its last field deletes its key. */
+#include "cmd/notify.h"
 #include "cmd/cmd.h"
 #include "cmd/hash.h"
 #include "core/hpack.h"
@@ -238,6 +239,7 @@ static void hset_generic(cmd_ctx *c, int reply_ok_status) {
         reply_ok(c);
     else
         reply_int(c, added);
+    ctx_notify(c, NOTIFY_HASH, "hset", 1);
 }
 static void hset_cmd(cmd_ctx *c) { hset_generic(c, 0); }
 static void hmset_cmd(cmd_ctx *c) { hset_generic(c, 1); }
@@ -256,6 +258,7 @@ static void hsetnx_cmd(cmd_ctx *c) {
     hash_set(&o, c->argv[2], c->argl[2], c->argv[3], c->argl[3]);
     store_value(c, d, l, o);
     reply_int(c, 1);
+    ctx_notify(c, NOTIFY_HASH, "hset", 1);
 }
 
 /* HDEL key field [field ...] */
@@ -268,7 +271,10 @@ static void hdel_cmd(cmd_ctx *c) {
         void *o = entry_obj(*l);
         for (int i = 2; i < c->argc && hash_len(o) > 0; i++)
             n += hash_del(&o, c->argv[i], c->argl[i]);
+        int gone = hash_len(o) == 0;
         store_value(c, d, l, o);
+        if (n) ctx_notify(c, NOTIFY_HASH, "hdel", 1);
+        if (gone) ctx_notify(c, NOTIFY_GENERIC, "del", 1);
     }
     reply_int(c, n);
 }
@@ -295,6 +301,7 @@ static void hincrby_cmd(cmd_ctx *c) {
     hash_set(&o, c->argv[2], c->argl[2], num, (size_t)ll2str(num, v));
     store_value(c, d, l, o);
     reply_int(c, v);
+    ctx_notify(c, NOTIFY_HASH, "hincrby", 1);
 }
 
 /* HINCRBYFLOAT key field increment */
@@ -324,6 +331,7 @@ static void hincrbyfloat_cmd(cmd_ctx *c) {
     hash_set(&o, c->argv[2], c->argl[2], num, n);
     store_value(c, d, l, o);
     reply_bulk(c, num, n);
+    ctx_notify(c, NOTIFY_HASH, "hincrbyfloat", 1);
 }
 
 /* ---- reading ---- */

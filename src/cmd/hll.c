@@ -12,6 +12,7 @@
  * one hop: the merged registers go to the destination's shard, which
  * applies them (whole-shard locks instead while the AOF is on). */
 #include "cmd/cmd.h"
+#include "cmd/dispatch.h"
 #include "cmd/string.h"
 #include "core/hll.h"
 #include "lib/mem.h"
@@ -158,6 +159,10 @@ static void pfcount_cmd(cmd_ctx *c) {
             reply_error(c, err_invalid);
             return;
         }
+        /* a change of the value, as Redis signals it: a running snapshot
+         * saves the entry first, WATCHers see a write */
+        dispatch_before_write(c);
+        l = ctx_lookup(c, 1, 0, NULL);
         hll_cache_set(str_mut(*l, &len), card);
     }
     reply_int(c, (long long)card);

@@ -5,6 +5,7 @@
  * writes it. INFO is CMD_ALLSHARDS: it runs under a lock of every shard, so
  * the per-shard counters it sums are read while their shards are held.
  * Besides Redis's sections there is shoal's "shards": a line per shard. */
+#include "shard/evict.h"
 #include "shard/lazyfree.h"
 #include "cmd/info.h"
 #include "cmd/cmd.h"
@@ -15,6 +16,8 @@
 #include "server/config.h"
 #include "server/engine.h"
 #include "shard/cmdstats.h"
+#include "shard/pubsub.h"
+#include "shard/tracking.h"
 #include "shard/shard.h"
 #include <stdio.h>
 #include <sys/resource.h>
@@ -67,11 +70,14 @@ static void sec_clients(buf *o, const info_src *src) {
     for (int i = 0; i < nshards; i++)
         blocked += __atomic_load_n(&shards[i]->block_count, __ATOMIC_RELAXED) +
                    __atomic_load_n(&shards[i]->npaused, __ATOMIC_RELAXED);
+    long long tk[4];
+    tracking_stats(&tk[0], &tk[1], &tk[2], &tk[3]);
     buf_printf(o,
                "connected_clients:%d\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
                "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:%d\r\n"
-               "tracking_clients:0\r\nclients_in_timeout_table:%d\r\n",
-               __atomic_load_n(&conn_count_total, __ATOMIC_RELAXED), (long long)cfg_get(maxclients), blocked, blocked);
+               "tracking_clients:%lld\r\nclients_in_timeout_table:%d\r\n",
+               __atomic_load_n(&conn_count_total, __ATOMIC_RELAXED), (long long)cfg_get(maxclients), blocked, tk[3],
+               blocked);
 }
 
 static const char *hugepage_mode(void) {
@@ -101,11 +107,12 @@ static void sec_memory(buf *o, const info_src *src) {
                "used_memory_peak:%lld\r\nused_memory_peak_human:%s\r\nused_memory_peak_perc:%.2f%%\r\n"
                "used_memory_dataset:%lld\r\ntotal_system_memory:%lld\r\ntotal_system_memory_human:%s\r\n"
                "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:%s\r\nmem_fragmentation_ratio:%.2f\r\n"
-               "mem_fragmentation_bytes:%lld\r\nmem_allocator:mimalloc\r\nlazyfree_pending_objects:%ld\r\n"
+               "mem_fragmentation_bytes:%lld\r\nmem_not_counted_for_evict:%lld\r\nmem_allocator:mimalloc\r\nlazyfree_pending_objects:%ld\r\n"
                "hugepages:%s\r\nhuge_pages_bytes:%zu\r\n",
                (long long)used, hu, rss, hr, (long long)pk, hp, pk > 0 ? (double)used * 100.0 / (double)pk : 0.0,
                (long long)used, (long long)pages * psz, hs, (long long)maxmem, hm, cfg.maxmemory_policy_s,
-               used > 0 ? (double)rss / (double)used : 0.0, (long long)rss - (long long)used, lazyfree_pending(),
+               used > 0 ? (double)rss / (double)used : 0.0, (long long)rss - (long long)used,
+               (long long)evict_not_counted(), lazyfree_pending(),
                hugepage_mode(), mem_huge_bytes());
     script_info_memory(o);
     for (int i = 0; i < src->n; i++)
@@ -115,13 +122,16 @@ static void sec_memory(buf *o, const info_src *src) {
 static void sec_persistence(buf *o, const info_src *src) { persist_info(o, src->ids, src->n); }
 
 static void sec_stats(buf *o, const info_src *src) {
-    uint64_t cmds = 0, conns = 0, rej = 0, exp = 0, hits = 0, miss = 0, nin = 0, nout = 0, ops = 0;
+    long long tk[4];
+    tracking_stats(&tk[0], &tk[1], &tk[2], &tk[3]);
+    uint64_t cmds = 0, conns = 0, rej = 0, exp = 0, evicted = 0, hits = 0, miss = 0, nin = 0, nout = 0, ops = 0;
     for (int i = 0; i < src->n; i++) {
         shard *s = shards[src->ids[i]];
         cmds += s->stat_commands;
         conns += s->stat_conns;
         rej += s->stat_rejected;
         exp += s->stat_expired;
+        evicted += s->stat_evicted;
         hits += s->stat_hits;
         miss += s->stat_misses;
         nin += s->stat_net_in;
@@ -135,12 +145,14 @@ static void sec_stats(buf *o, const info_src *src) {
     buf_printf(o,
                "total_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
                "instantaneous_ops_per_sec:%llu\r\ntotal_net_input_bytes:%llu\r\ntotal_net_output_bytes:%llu\r\n"
-               "rejected_connections:%llu\r\nexpired_keys:%llu\r\nevicted_keys:0\r\nkeyspace_hits:%llu\r\n"
-               "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n"
+               "rejected_connections:%llu\r\nexpired_keys:%llu\r\nevicted_keys:%llu\r\nkeyspace_hits:%llu\r\n"
+               "keyspace_misses:%llu\r\npubsub_channels:%lld\r\npubsub_patterns:%lld\r\npubsubshard_channels:%lld\r\n"
+               "tracking_total_keys:%lld\r\ntracking_total_items:%lld\r\ntracking_total_prefixes:%lld\r\n"
                "unexpected_error_replies:0\r\ntotal_error_replies:%llu\r\n",
                (unsigned long long)conns, (unsigned long long)cmds, (unsigned long long)ops, (unsigned long long)nin,
-               (unsigned long long)nout, (unsigned long long)rej, (unsigned long long)exp, (unsigned long long)hits,
-               (unsigned long long)miss, (unsigned long long)cmdstats_total_errors(src->ids, src->n));
+               (unsigned long long)nout, (unsigned long long)rej, (unsigned long long)exp, (unsigned long long)evicted,
+               (unsigned long long)hits, (unsigned long long)miss, pubsub_active(PS_CHANNEL), pubsub_active(PS_PATTERN),
+               pubsub_active(PS_SHARD), tk[0], tk[1], tk[2], (unsigned long long)cmdstats_total_errors(src->ids, src->n));
 }
 
 static void sec_replication(buf *o, const info_src *src) {

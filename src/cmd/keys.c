@@ -13,16 +13,23 @@
 #include "cmd/persist.h"
 #include "persist/snapshot.h"
 #include "shard/block.h"
+#include "shard/tracking.h"
 #include "shard/watch.h"
 #include "lib/mem.h"
 #include "server/config.h"
+#include "shard/evict.h"
 #include "shard/shard.h"
+#include "cmd/notify.h"
 #include <limits.h>
 
 /* DEL key [key ...], UNLINK key [key ...] */
 static void del_cmd(cmd_ctx *c) {
     long long n = 0;
-    for (int i = 1; i < c->argc; i++) n += db_delete(ctx_db(c, c->argv[i], c->argl[i]), c->argv[i], c->argl[i], ctx_now(c));
+    for (int i = 1; i < c->argc; i++) {
+        if (!db_delete(ctx_db(c, c->argv[i], c->argl[i]), c->argv[i], c->argl[i], ctx_now(c))) continue;
+        n++;
+        ctx_notify(c, NOTIFY_GENERIC, "del", i);
+    }
     reply_int(c, n);
 }
 
@@ -59,6 +66,7 @@ static void flushdb_cmd(cmd_ctx *c) {
         watch_touch_live(d, -1, ctx_now(c));
         (async ? db_clear_async : db_clear)(d);
     }
+    tracking_flush_all(c->sess ? tracking_word(c->sess, c->cmd) : c->client);
     reply_ok(c);
 }
 
@@ -77,6 +85,7 @@ static void flushall_cmd(cmd_ctx *c) {
         }
     }
     if (saving) snap_drop_parts(ids, n);
+    tracking_flush_all(c->sess ? tracking_word(c->sess, c->cmd) : c->client);
     if (cfg.save_s && *cfg.save_s) persist_save(c); /* the empty dataset replaces the file, as Redis's */
     reply_ok(c);
 }
@@ -117,12 +126,11 @@ static void keys_cmd(cmd_ctx *c) {
 
 /* TOUCH key [key ...] */
 static void touch_cmd(cmd_ctx *c) {
-    uint32_t clock = (uint32_t)(ctx_now(c) / 1000) & LRU_CLOCK_MAX;
     long long n = 0;
     for (int i = 1; i < c->argc; i++) {
         entry *e = db_find(ctx_db(c, c->argv[i], c->argl[i]), c->argv[i], c->argl[i], ctx_now(c));
         if (!e) continue;
-        entry_touch(e, clock);
+        evict_touch(c->sh, e);
         n++;
     }
     reply_int(c, n);
@@ -369,6 +377,8 @@ static void rename_generic(cmd_ctx *c, int nx) {
     move_entry(sd, db_find_link(sd, sk, sl, now), dd, dk, dl);
     if (nx) reply_int(c, 1);
     else reply_ok(c);
+    ctx_notify(c, NOTIFY_GENERIC, "rename_from", 1);
+    ctx_notify(c, NOTIFY_GENERIC, "rename_to", 2);
 }
 
 /* RENAME key newkey */
@@ -411,6 +421,7 @@ static void copy_cmd(cmd_ctx *c) {
     entry *src = db_find(sd, sk, sl, now); /* again: dd may be sd's table */
     db_add(dd, entry_copy(src, dk, dl, entry_expire(src)));
     reply_int(c, 1);
+    notify_key(NOTIFY_GENERIC, "copy_to", dk, dl, dbid);
 }
 
 /* MOVE key db */
@@ -432,6 +443,8 @@ static void move_cmd(cmd_ctx *c) {
     }
     db_add(dd, db_take(sd, link)); /* dd is another table: link still valid */
     reply_int(c, 1);
+    ctx_notify(c, NOTIFY_GENERIC, "move_from", 1);
+    notify_key(NOTIFY_GENERIC, "move_to", k, kl, dbid);
 }
 
 /* ---- OBJECT ---- */
@@ -475,7 +488,7 @@ static void object_idletime(cmd_ctx *c) {
     reply_int(c, now >= then ? now - then : now + (LRU_CLOCK_MAX - then));
 }
 
-/* OBJECT FREQ key (access frequency is not tracked: 0 under LFU) */
+/* OBJECT FREQ key: the LFU counter after its decay */
 static void object_freq(cmd_ctx *c) {
     entry *e = object_key(c);
     if (!e) return;
@@ -485,7 +498,7 @@ static void object_freq(cmd_ctx *c) {
                        "adjust.");
         return;
     }
-    reply_int(c, 0);
+    reply_int(c, (long long)evict_lfu_count(e, ctx_now(c)));
 }
 
 

@@ -16,6 +16,7 @@
  * last element is deleted by key. New lists enter the keyspace only
  * through db_add, with their elements already in them. */
 #include "cmd/cross.h"
+#include "cmd/notify.h"
 #include "cmd/list.h"
 #include "lib/mem.h"
 #include "server/config.h"
@@ -56,7 +57,9 @@ static int find(cmd_ctx *c, int i, int reading, db **dp, entry **out) {
 
 /* Deletes the key argv[i] when its list (in e) became empty. */
 static void drop_if_empty(cmd_ctx *c, db *d, int i, const entry *e) {
-    if (lobj_count(entry_obj(e)) == 0) db_delete(d, c->argv[i], c->argl[i], ctx_now(c));
+    if (lobj_count(entry_obj(e)) != 0) return;
+    db_delete(d, c->argv[i], c->argl[i], ctx_now(c));
+    ctx_notify(c, NOTIFY_GENERIC, "del", i);
 }
 
 /* Puts the new list o under the key argv[i] (o holds its elements). */
@@ -138,6 +141,7 @@ static void push_generic(cmd_ctx *c, int where, int only_existing) {
     else
         add_list(c, d, 1, o);
     reply_int(c, (long long)lobj_count(o));
+    ctx_notify(c, NOTIFY_LIST, where == QL_HEAD ? "lpush" : "rpush", 1);
 }
 
 /* LPUSH key element [element ...] */
@@ -164,6 +168,7 @@ int list_pop_reply(cmd_ctx *c, int i, int where, long count, int shape) {
     if (many) reply_array(c, (long long)n);
     for (size_t k = 0; k < n; k++)
         reply_pop_one(c, e, where);
+    if (n) ctx_notify(c, NOTIFY_LIST, where == QL_HEAD ? "lpop" : "rpop", i);
     drop_if_empty(c, d, i, e);
     return 1;
 }
@@ -254,8 +259,11 @@ int list_move_reply(cmd_ctx *c, int src, int dst, int from, int to) {
     void *sobj = entry_obj(se);
     lobj_pop(&sobj, from);
     entry_set_obj(se, sobj);
-    drop_if_empty(c, sd, src, se);
     if (!de) add_list(c, dd, dst, dobj);
+    /* Redis's order: the push, the pop, then the emptied source's del */
+    ctx_notify(c, NOTIFY_LIST, to == QL_HEAD ? "lpush" : "rpush", dst);
+    ctx_notify(c, NOTIFY_LIST, from == QL_HEAD ? "lpop" : "rpop", src);
+    drop_if_empty(c, sd, src, se);
     return 1;
 }
 
@@ -436,6 +444,7 @@ static void lset_cmd(cmd_ctx *c) {
     lobj_replace(&o, configured_fill(), &pos, c->argv[3], c->argl[3]);
     entry_set_obj(e, o);
     reply_ok(c);
+    ctx_notify(c, NOTIFY_LIST, "lset", 1);
 }
 
 /* LINSERT key BEFORE|AFTER pivot element */
@@ -463,6 +472,7 @@ static void linsert_cmd(cmd_ctx *c) {
             lobj_insert(&o, configured_fill(), &pos, after, c->argv[4], c->argl[4]);
             entry_set_obj(e, o);
             reply_int(c, (long long)lobj_count(o));
+            ctx_notify(c, NOTIFY_LIST, "linsert", 1);
             return;
         }
     }
@@ -507,6 +517,7 @@ static void lrem_cmd(cmd_ctx *c) {
     void *o = entry_obj(e);
     size_t n = remove_matches(&o, c->argv[3], c->argl[3], lrem_limit(count), count >= 0);
     entry_set_obj(e, o);
+    if (n) ctx_notify(c, NOTIFY_LIST, "lrem", 1);
     drop_if_empty(c, d, 1, e);
     reply_int(c, (long long)n);
 }
@@ -529,6 +540,7 @@ static void ltrim_cmd(cmd_ctx *c) {
             lobj_delete_range(&o, 0, from);
         }
         entry_set_obj(e, o);
+        ctx_notify(c, NOTIFY_LIST, "ltrim", 1);
         drop_if_empty(c, d, 1, e);
     }
     reply_ok(c);

@@ -1,5 +1,6 @@
 /* multi.c - see multi.h. */
 #include "cmd/multi.h"
+#include "cmd/acl.h"
 #include "cmd/dispatch.h"
 #include "lib/clock.h"
 #include "lib/mem.h"
@@ -9,6 +10,7 @@
 #include "shard/shard.h"
 #include "shard/tx.h"
 #include "shard/watch.h"
+#include <stdio.h>
 
 typedef struct queued {
     const command *cmd;
@@ -236,9 +238,39 @@ static void lock_key(void *ud, const char *key, size_t klen) {
     tx_part_key(k->p, k->dbid, key, klen, k->x);
 }
 
+/* EXEC checks each queued command's permissions again (the rules may have
+ * changed since it was queued): 1 and the error written when refused. */
+static int acl_refused(session *s, const queued *q, buf *out) {
+    if (acl_sess_free_pass(s)) return 0;
+    int pos = 0, why = acl_check(s->user, q->cmd, q->argc, q->argv, q->argl, &pos);
+    if (why == ACL_OK) return 0;
+    const char *obj = why == ACL_DENIED_CMD ? q->cmd->name : q->argv[pos];
+    size_t objl = why == ACL_DENIED_CMD ? strlen(obj) : q->argl[pos];
+    acl_log_add(why, ACL_CTX_MULTI, s, s->user->name, obj, objl);
+    char msg[320];
+    snprintf(msg, sizeof msg,
+             "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This "
+             "command is no longer allowed for the following reason: %s",
+             why == ACL_DENIED_CMD   ? "no permission to execute the command or subcommand"
+             : why == ACL_DENIED_KEY ? "no permission to touch the specified keys"
+                                     : "no permission to access one of the channels used as arguments");
+    resp_error(out, msg);
+    cmdstats_error(s->sh, msg);
+    return 1;
+}
+
+static int any_refused(session *s, multi_state *m) {
+    if (acl_sess_free_pass(s)) return 0;
+    int pos;
+    for (int i = 0; i < m->n; i++)
+        if (acl_check(s->user, m->q[i].cmd, m->q[i].argc, m->q[i].argv, m->q[i].argl, &pos) != ACL_OK) return 1;
+    return 0;
+}
+
 int multi_squash(session *s, int discard) {
     multi_state *m = s->multi;
     if (!m || m->doomed || m->n == 0 || s->watch) return 0; /* WATCH: checked under every shard's lock */
+    if (any_refused(s, m)) return 0; /* the whole-shard path answers the refused ones */
     int *where = zmalloc(sizeof(int) * (size_t)m->n);
     int ok = 1, writes = 0;
     uint64_t mask = 0;
@@ -321,6 +353,7 @@ static void exec_cmd(cmd_ctx *c) {
     if (!c->tx) aof_tx_begin(c->sh); /* one MULTI ... EXEC block in the AOF (tx_finish does it under a tx) */
     for (int i = 0; i < m->n; i++) {
         queued *q = &m->q[i];
+        if (acl_refused(s, q, c->out)) continue;
         cmd_ctx sub = {.sh = c->sh, .sess = s, .tx = c->tx, .cmd = q->cmd, .argc = q->argc,
                        .argv = q->argv, .argl = q->argl, .dbid = s->db, .resp = s->resp, .out = c->out,
                        .in_exec = 1};
@@ -383,4 +416,10 @@ static const command watch_rows[] = {
 void multi_register(void) {
     cmd_register(rows, (int)(sizeof rows / sizeof rows[0]));
     cmd_register(watch_rows, (int)(sizeof watch_rows / sizeof watch_rows[0]));
+}
+
+void multi_each_queued(session *s, void (*fn)(void *ud, int argc, const char **argv, const size_t *argl), void *ud) {
+    multi_state *m = s->multi;
+    if (!m || m->doomed) return;
+    for (int i = 0; i < m->n; i++) fn(ud, m->q[i].argc, m->q[i].argv, m->q[i].argl);
 }

@@ -32,4 +32,7 @@ uint32_t multi_flags(session *s);
 int multi_squash(session *s, int discard);
 /* Drops the queue and the watches (RESET, the connection closing). */
 void multi_discard(session *s);
+/* Calls fn with each command queued since MULTI, in order; none when the
+ * block is doomed (EXEC will run nothing). For MONITOR. */
+void multi_each_queued(session *s, void (*fn)(void *ud, int argc, const char **argv, const size_t *argl), void *ud);
 #endif

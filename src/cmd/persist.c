@@ -5,6 +5,7 @@
  * each database once with the keys of every shard. DUMP and RESTORE are
  * single-key commands run on the key's shard. Writes since the last save
  * are counted per shard by the dispatcher (shard.dirty). */
+#include "cmd/notify.h"
 #include "cmd/persist.h"
 #include "cmd/cmd.h"
 #include "cmd/script.h"
@@ -14,6 +15,7 @@
 #include "persist/rdb.h"
 #include "server/config.h"
 #include "server/engine.h"
+#include "shard/evict.h"
 #include "shard/shard.h"
 
 static int64_t last_save(void) {
@@ -298,11 +300,17 @@ static void restore_cmd(cmd_ctx *c) {
     if (ttl && (ttl < 0 || (ttl <= now && !aof_loading))) { /* expired already: only the delete happens */
         entry_free(e);
         reply_ok(c);
+        if (l) ctx_notify(c, NOTIFY_GENERIC, "del", 1);
         return;
     }
-    entry_touch(e, idle_clock(c, o.idle > 0 ? o.idle : 0));
+    if (entry_lfu) { /* as Redis's objectSetLRUOrLFU: FREQ under LFU, IDLETIME otherwise */
+        if (o.freq >= 0) entry_touch(e, ((uint32_t)(ctx_now(c) / 60000) & 0xffff) << 8 | (uint32_t)o.freq);
+    } else {
+        entry_touch(e, idle_clock(c, o.idle > 0 ? o.idle : 0));
+    }
     db_add(d, e);
     reply_ok(c);
+    ctx_notify(c, NOTIFY_GENERIC, "restore", 1);
 }
 
 void persist_debug_reload(cmd_ctx *c) {

@@ -20,6 +20,7 @@
  * (starting from an empty intset), so OBJECT ENCODING of a stored result is
  * Redis's. Random picks use the executing shard's generator. */
 #include "cmd/cross.h"
+#include "cmd/notify.h"
 #include "cmd/cmd.h"
 #include "cmd/set.h"
 #include "core/intset.h"
@@ -267,7 +268,9 @@ static entry *lookup(cmd_ctx *c, int i, int reading, db **dp) {
 /* 1, after replying WRONGTYPE, when e holds another type. */
 static int wrong_type(cmd_ctx *c, const entry *e) { return ctx_wrong_type(c, e, T_SET); }
 
-static void delete_key(cmd_ctx *c, db *d, int i) { db_delete(d, c->argv[i], c->argl[i], ctx_now(c)); }
+static void delete_key(cmd_ctx *c, db *d, int i) {
+    if (db_delete(d, c->argv[i], c->argl[i], ctx_now(c))) ctx_notify(c, NOTIFY_GENERIC, "del", i);
+}
 
 /* After a removal: stores the (possibly moved) object back, and deletes
  * the key (freeing o with the entry) when it is empty. */
@@ -294,6 +297,7 @@ static void store_result(cmd_ctx *c, int i, void *o) {
     else
         db_add(d, ne);
     reply_int(c, (long long)n);
+    ctx_notify(c, NOTIFY_SET, c->cmd->name, i); /* the event is the command's name: sinterstore, ... */
 }
 
 /* Replies every member of o, after the caller's aggregate header. */
@@ -373,6 +377,7 @@ static void sadd_cmd(cmd_ctx *c) {
             else
                 db_add(d, entry_new_obj(c->argv[1], c->argl[1], T_SET, is, -1));
             reply_int(c, n);
+            if (n) ctx_notify(c, NOTIFY_SET, "sadd", 1);
             return;
         }
     }
@@ -387,6 +392,7 @@ static void sadd_cmd(cmd_ctx *c) {
     else
         db_add(d, entry_new_obj(c->argv[1], c->argl[1], T_SET, o, -1));
     reply_int(c, n);
+    if (n) ctx_notify(c, NOTIFY_SET, "sadd", 1);
 }
 
 /* SREM key member [member ...] */
@@ -407,6 +413,7 @@ static void srem_cmd(cmd_ctx *c) {
         o = set_remove(o, &el, &removed);
         n += removed;
     }
+    if (n) ctx_notify(c, NOTIFY_SET, "srem", 1);
     settle(c, d, 1, e, o);
     reply_int(c, n);
 }
@@ -641,12 +648,14 @@ static void spop_cmd(cmd_ctx *c) {
         o = pop_each(c, o, 1);
     } else if ((unsigned long long)count >= size) {
         reply_members(c, o);
+        ctx_notify(c, NOTIFY_SET, "spop", 1);
         delete_key(c, d, 1);
         return;
     } else {
         reply_set(c, count);
         o = (size_t)count * 5 <= size ? pop_each(c, o, (size_t)count) : pop_most(c, o, (size_t)count);
     }
+    ctx_notify(c, NOTIFY_SET, "spop", 1);
     settle(c, d, 1, e, o);
 }
 
@@ -673,6 +682,7 @@ static void smove_cmd(cmd_ctx *c) {
         reply_int(c, 0);
         return;
     }
+    ctx_notify(c, NOTIFY_SET, "srem", 1);
     settle(c, sd, 1, src, o); /* dst is another entry: still valid */
     if (dst) {
         entry_set_obj(dst, set_add(entry_obj(dst), &el, &added));
@@ -681,6 +691,7 @@ static void smove_cmd(cmd_ctx *c) {
         db_add(dd, entry_new_obj(c->argv[2], c->argl[2], T_SET, n, -1));
     }
     reply_int(c, 1);
+    if (added) ctx_notify(c, NOTIFY_SET, "sadd", 2);
 }
 
 /* ---- the algebra: SINTER SINTERCARD SUNION SDIFF and their STOREs ---- */

@@ -14,6 +14,7 @@
  * shard: sort_route sends such commands to a transaction over every shard,
  * and ctx_db then finds each pattern key's database. */
 #include "cmd/cross.h"
+#include "cmd/notify.h"
 #include "cmd/cmd.h"
 #include "cmd/dispatch.h"
 #include "cmd/hash.h"
@@ -405,12 +406,13 @@ static void store_range(cmd_ctx *c, const sort_vec *sv, const sort_opts *o, long
     size_t n = lobj_count(ql);
     if (n == 0) {
         lobj_free(ql);
-        db_delete(d, k, kl, ctx_now(c));
+        if (db_delete(d, k, kl, ctx_now(c))) notify_key(NOTIFY_GENERIC, "del", k, kl, c->dbid);
     } else {
         entry **l = db_find_link(d, k, kl, ctx_now(c));
         entry *ne = entry_new_obj(k, kl, T_LIST, ql, -1);
         if (l) db_replace(d, l, ne, 0);
         else db_add(d, ne);
+        notify_key(NOTIFY_LIST, "sortstore", k, kl, c->dbid);
     }
     reply_int(c, (long long)n);
 }

@@ -3,6 +3,7 @@
  * cmd/stream.h. The value is a core/stream.h `stream *` in the key's entry;
  * consumer groups are in stream_cg.c, XREAD and XREADGROUP in
  * stream_read.c. Replies and errors follow Redis 7.0's t_stream.c. */
+#include "cmd/notify.h"
 #include "cmd/stream.h"
 #include "cmd/families.h"
 #include "lib/mem.h"
@@ -352,7 +353,8 @@ static void xadd_cmd(cmd_ctx *c) {
     stream_append(s, &id, c->argv + fpos, c->argl + fpos, (c->argc - fpos) / 2, (size_t)cfg_get(stream_node_max_bytes),
                   cfg_get(stream_node_max_entries));
     reply_xid(c, &id);
-    if (a.t.strategy != TRIM_NONE) stream_trim(s, &a.t);
+    ctx_notify(c, NOTIFY_STREAM, "xadd", 1);
+    if (a.t.strategy != TRIM_NONE && stream_trim(s, &a.t)) ctx_notify(c, NOTIFY_STREAM, "xtrim", 1);
     xsignal(c, c->argv[1], c->argl[1]);
 }
 
@@ -440,6 +442,7 @@ static void xdel_cmd(cmd_ctx *c) {
     }
     if (ids != stackids) zfree(ids);
     reply_int(c, deleted);
+    if (deleted) ctx_notify(c, NOTIFY_STREAM, "xdel", 1);
 }
 
 /* XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count] */
@@ -450,7 +453,9 @@ static void xtrim_cmd(cmd_ctx *c) {
     int wrong;
     stream *s = xlookup(c, 1, 0, &d, &wrong);
     if (wrong) return;
-    reply_int(c, s ? stream_trim(s, &a.t) : 0);
+    long long n = s ? (long long)stream_trim(s, &a.t) : 0;
+    reply_int(c, n);
+    if (n) ctx_notify(c, NOTIFY_STREAM, "xtrim", 1);
 }
 
 /* XSETID key last-id [ENTRIESADDED n] [MAXDELETEDID id] */
@@ -503,6 +508,7 @@ static void xsetid_cmd(cmd_ctx *c) {
     if (added != -1) s->entries_added = (uint64_t)added;
     if (!sid_zero(&maxdel)) s->max_deleted = maxdel;
     reply_ok(c);
+    ctx_notify(c, NOTIFY_STREAM, "xsetid", 1);
 }
 
 /* ---- command table ---- */

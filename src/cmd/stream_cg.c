@@ -2,6 +2,7 @@
  * CREATECONSUMER DELCONSUMER), XACK, XPENDING, XCLAIM, XAUTOCLAIM and XINFO
  * (STREAM [FULL], GROUPS, CONSUMERS), with Redis 7.0's replies, errors and
  * lag arithmetic (core/stream_cg.c). XREADGROUP is in stream_read.c. */
+#include "cmd/notify.h"
 #include "cmd/families.h"
 #include "cmd/stream.h"
 #include "lib/mem.h"
@@ -80,8 +81,12 @@ static void xgroup_create(cmd_ctx *c) {
         s = stream_new();
         db_add(d, entry_new_obj(c->argv[2], c->argl[2], T_STREAM, s, -1));
     }
-    if (stream_group_add(s, c->argv[3], c->argl[3], &id, er)) reply_ok(c);
-    else reply_error(c, "BUSYGROUP Consumer Group name already exists");
+    if (stream_group_add(s, c->argv[3], c->argl[3], &id, er)) {
+        reply_ok(c);
+        ctx_notify(c, NOTIFY_STREAM, "xgroup-create", 2);
+    } else {
+        reply_error(c, "BUSYGROUP Consumer Group name already exists");
+    }
 }
 
 /* XGROUP SETID key group id|$ [ENTRIESREAD n] */
@@ -102,6 +107,7 @@ static void xgroup_setid(cmd_ctx *c) {
     g->last_id = id;
     g->entries_read = er;
     reply_ok(c);
+    ctx_notify(c, NOTIFY_STREAM, "xgroup-setid", 2);
 }
 
 /* XGROUP DESTROY key group */
@@ -118,6 +124,7 @@ static void xgroup_destroy(cmd_ctx *c) {
     }
     stream_group_del(s, c->argv[3], c->argl[3]);
     reply_int(c, 1);
+    ctx_notify(c, NOTIFY_STREAM, "xgroup-destroy", 2);
     xsignal(c, c->argv[2], c->argl[2]); /* blocked XREADGROUP clients learn the group is gone */
 }
 
@@ -129,7 +136,9 @@ static void xgroup_createconsumer(cmd_ctx *c) {
     stream *s;
     cgroup *g;
     if (!xgroup_prepare(c, 0, 0, &mk, &er, &d, &s, &g)) return;
-    reply_int(c, cg_consumer_add(g, c->argv[4], c->argl[4], ctx_now(c)) ? 1 : 0);
+    int added = cg_consumer_add(g, c->argv[4], c->argl[4], ctx_now(c)) != NULL;
+    reply_int(c, added);
+    if (added) ctx_notify(c, NOTIFY_STREAM, "xgroup-createconsumer", 2);
 }
 
 /* XGROUP DELCONSUMER key group consumer */
@@ -142,6 +151,7 @@ static void xgroup_delconsumer(cmd_ctx *c) {
     if (!xgroup_prepare(c, 0, 0, &mk, &er, &d, &s, &g)) return;
     consumer *k = cg_consumer(g, c->argv[4], c->argl[4]);
     reply_int(c, k ? (long long)cg_consumer_del(g, k) : 0);
+    if (k) ctx_notify(c, NOTIFY_STREAM, "xgroup-delconsumer", 2);
 }
 
 static void xgroup_help(cmd_ctx *c) {
@@ -322,8 +332,12 @@ static void move_nack(nack *k, const sid *id, consumer *to) {
 
 static consumer *get_consumer(cmd_ctx *c, cgroup *g, int i) {
     consumer *k = cg_consumer(g, c->argv[i], c->argl[i]);
-    if (!k) k = cg_consumer_add(g, c->argv[i], c->argl[i], ctx_now(c));
-    else k->seen_time = ctx_now(c);
+    if (!k) {
+        k = cg_consumer_add(g, c->argv[i], c->argl[i], ctx_now(c));
+        ctx_notify(c, NOTIFY_STREAM, "xgroup-createconsumer", 1); /* XCLAIM and XAUTOCLAIM: the key is argv[1] */
+    } else {
+        k->seen_time = ctx_now(c);
+    }
     return k;
 }
 

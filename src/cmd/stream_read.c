@@ -8,6 +8,7 @@
  * XREADGROUP ">" waits as it is: it always means "after the group's last
  * delivered ID". Inside MULTI (and where no connection can wait) BLOCK
  * answers the timeout reply at once, as Redis does. */
+#include "cmd/notify.h"
 #include "cmd/families.h"
 #include "cmd/stream.h"
 #include "lib/mem.h"
@@ -186,7 +187,10 @@ static void xread_generic(cmd_ctx *c, int group_cmd) {
             }
             int ci = a.gi + 1;
             cons = cg_consumer(groups[k], c->argv[ci], c->argl[ci]);
-            if (!cons) cons = cg_consumer_add(groups[k], c->argv[ci], c->argl[ci], ctx_now(c));
+            if (!cons) {
+                cons = cg_consumer_add(groups[k], c->argv[ci], c->argl[ci], ctx_now(c));
+                ctx_notify(c, NOTIFY_STREAM, "xgroup-createconsumer", ks + k);
+            }
             cons->seen_time = ctx_now(c);
         } else if (s->length) {
             sid top;

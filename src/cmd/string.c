@@ -18,6 +18,7 @@
 #include "persist/aof.h"
 #include "server/config.h"
 #include "shard/shard.h"
+#include "cmd/notify.h"
 #include <limits.h>
 #include <math.h>
 
@@ -111,6 +112,7 @@ static void getdel_cmd(cmd_ctx *c) {
     }
     reply_entry_str(c, *l);
     db_delete_link(d, l);
+    ctx_notify(c, NOTIFY_GENERIC, "del", 1);
 }
 
 /* GETSET key value */
@@ -123,6 +125,7 @@ static void getset_cmd(cmd_ctx *c) {
     else
         reply_null(c);
     string_set(d, c->argv[1], c->argl[1], c->argv[2], c->argl[2], -1, 0, ctx_now(c));
+    ctx_notify(c, NOTIFY_STRING, "set", 1);
 }
 
 /* STRLEN key */
@@ -196,12 +199,17 @@ static void getex_cmd(cmd_ctx *c) {
     int64_t when = -1;
     if (exp_at && !parse_expire(c, exp_at, kind, &when)) return;
     reply_entry_str(c, *l);
-    if (exp_at && kind >= 2 && when <= ctx_now(c) && !aof_loading) /* AOF: replay keeps it */
+    if (exp_at && kind >= 2 && when <= ctx_now(c) && !aof_loading) { /* AOF: replay keeps it */
         db_delete_link(d, l);
-    else if (exp_at)
+        ctx_notify(c, NOTIFY_GENERIC, "del", 1);
+    } else if (exp_at) {
         db_set_expire(d, l, when);
-    else if (persist)
+        ctx_notify(c, NOTIFY_GENERIC, "expire", 1);
+    } else if (persist) {
+        int had = entry_has_ttl(*l);
         db_set_expire(d, l, -1);
+        if (had) ctx_notify(c, NOTIFY_GENERIC, "persist", 1);
+    }
 }
 
 /* ---- SET and its variants ---- */
@@ -245,6 +253,8 @@ static void set_cmd(cmd_ctx *c) {
     }
     string_set(d, c->argv[1], c->argl[1], c->argv[2], c->argl[2], when, (flags & SET_KEEPTTL) != 0, ctx_now(c));
     if (!(flags & SET_GET)) reply_ok(c);
+    ctx_notify(c, NOTIFY_STRING, "set", 1);
+    if (exp_at) ctx_notify(c, NOTIFY_GENERIC, "expire", 1);
 }
 
 /* SETNX key value */
@@ -256,6 +266,7 @@ static void setnx_cmd(cmd_ctx *c) {
     }
     string_set(d, c->argv[1], c->argl[1], c->argv[2], c->argl[2], -1, 0, ctx_now(c));
     reply_int(c, 1);
+    ctx_notify(c, NOTIFY_STRING, "set", 1);
 }
 
 /* SETEX key seconds value, PSETEX key milliseconds value */
@@ -265,6 +276,8 @@ static void setex_generic(cmd_ctx *c, int kind) {
     db *d = ctx_db(c, c->argv[1], c->argl[1]);
     string_set(d, c->argv[1], c->argl[1], c->argv[3], c->argl[3], when, 0, ctx_now(c));
     reply_ok(c);
+    ctx_notify(c, NOTIFY_STRING, "set", 1);
+    ctx_notify(c, NOTIFY_GENERIC, "expire", 1);
 }
 static void setex_cmd(cmd_ctx *c) { setex_generic(c, 0); }  /* as EX */
 static void psetex_cmd(cmd_ctx *c) { setex_generic(c, 1); } /* as PX */
@@ -290,6 +303,7 @@ static void mset_cmd(cmd_ctx *c) {
     for (int i = 1; i < c->argc; i += 2) {
         db *d = ctx_db(c, c->argv[i], c->argl[i]);
         string_set(d, c->argv[i], c->argl[i], c->argv[i + 1], c->argl[i + 1], -1, 0, ctx_now(c));
+        ctx_notify(c, NOTIFY_STRING, "set", i);
     }
     reply_ok(c);
 }
@@ -308,6 +322,7 @@ static void msetnx_cmd(cmd_ctx *c) {
     for (int i = 1; i < c->argc; i += 2) {
         db *d = ctx_db(c, c->argv[i], c->argl[i]);
         string_set(d, c->argv[i], c->argl[i], c->argv[i + 1], c->argl[i + 1], -1, 0, ctx_now(c));
+        ctx_notify(c, NOTIFY_STRING, "set", i);
     }
     reply_int(c, 1);
 }
@@ -349,6 +364,7 @@ static void incr_generic(cmd_ctx *c, long long by) {
     else
         db_replace(d, l, entry_new_int(c->argv[1], c->argl[1], v, entry_expire(*l)), 0);
     reply_int(c, v);
+    ctx_notify(c, NOTIFY_STRING, "incrby", 1);
 }
 
 /* INCR key */
@@ -410,6 +426,7 @@ static void incrbyfloat_cmd(cmd_ctx *c) {
     else
         db_add(d, e);
     reply_bulk(c, text, n);
+    ctx_notify(c, NOTIFY_STRING, "incrbyfloat", 1);
 }
 
 /* ---- byte ranges ---- */
@@ -463,6 +480,7 @@ static void append_cmd(cmd_ctx *c) {
     if (!l) { /* a new key is encoded as SET would (int, embstr or raw) */
         db_add(d, entry_new_str(c->argv[1], c->argl[1], val, n, -1, 1));
         reply_int(c, (long long)n);
+        ctx_notify(c, NOTIFY_STRING, "append", 1);
         return;
     }
     size_t olen = value_len(*l);
@@ -472,6 +490,7 @@ static void append_cmd(cmd_ctx *c) {
     }
     string_splice(c, d, l, olen, val, n);
     reply_int(c, (long long)(olen + n));
+    ctx_notify(c, NOTIFY_STRING, "append", 1);
 }
 
 /* SETRANGE key offset value */
@@ -502,6 +521,7 @@ static void setrange_cmd(cmd_ctx *c) {
         db_add(d, spliced_entry(c->argv[1], c->argl[1], "", 0, (size_t)off, val, n, -1));
     size_t end = (size_t)off + n;
     reply_int(c, (long long)(end > olen ? end : olen));
+    ctx_notify(c, NOTIFY_STRING, "setrange", 1);
 }
 
 /* GETRANGE key start end, SUBSTR key start end */

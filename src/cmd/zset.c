@@ -10,6 +10,7 @@
  * bound through its B+tree in O(log n). Both are read through the same
  * rank cursor (zcur), so the commands do not care which one they have. */
 #include "cmd/cross.h"
+#include "cmd/notify.h"
 #include "cmd/zset.h"
 #include "lib/mem.h"
 #include "server/config.h"
@@ -428,6 +429,7 @@ void zs_settle(cmd_ctx *c, db *d, int i, entry *e, void *o) {
     if (zobj_size(o) == 0) {
         entry_set_obj(e, o); /* freed with the entry */
         db_delete(d, c->argv[i], c->argl[i], ctx_now(c));
+        ctx_notify(c, NOTIFY_GENERIC, "del", i);
     } else {
         entry_set_obj(e, o);
     }
@@ -438,7 +440,7 @@ void zs_store(cmd_ctx *c, int i, void *o) {
     size_t n = o ? zobj_size(o) : 0;
     if (n == 0) {
         if (o) zobj_free(o);
-        db_delete(d, c->argv[i], c->argl[i], ctx_now(c));
+        if (db_delete(d, c->argv[i], c->argl[i], ctx_now(c))) ctx_notify(c, NOTIFY_GENERIC, "del", i);
         reply_int(c, 0);
         return;
     }
@@ -449,6 +451,7 @@ void zs_store(cmd_ctx *c, int i, void *o) {
     else
         db_add(d, ne);
     reply_int(c, (long long)n);
+    ctx_notify(c, NOTIFY_ZSET, c->cmd->name, i); /* the event is the command's name: zunionstore, ... */
 }
 
 /* ---- replies ---- */
@@ -565,6 +568,7 @@ static void zadd_generic(cmd_ctx *c, int at, int fl) {
         updated += res == ZR_UPDATED;
         done += res != ZR_NOP && res != ZR_NAN;
     }
+    if (added || updated) ctx_notify(c, NOTIFY_ZSET, (fl & ZA_INCR) ? "zincr" : "zadd", 1);
     zs_settle(c, d, 1, e, o);
     if (res == ZR_NAN)
         reply_error(c, "ERR resulting score is not a number (NaN)");
@@ -606,6 +610,7 @@ static void zrem_cmd(cmd_ctx *c) {
             o = zobj_delete(o, c->argv[i], c->argl[i], &removed);
             n += removed;
         }
+        if (n) ctx_notify(c, NOTIFY_ZSET, "zrem", 1);
         zs_settle(c, d, 1, e, o);
     }
     reply_int(c, n);
@@ -707,6 +712,7 @@ static void pop_elements(cmd_ctx *c, db *d, int ki, entry *e, size_t n, int max,
         ok = max ? zcur_prev(&cu) : zcur_next(&cu);
     }
     o = zobj_delete_ranks(o, max ? size - n : 0, n);
+    if (n) ctx_notify(c, NOTIFY_ZSET, max ? "zpopmax" : "zpopmin", ki);
     zs_settle(c, d, ki, e, o);
 }
 

@@ -10,6 +10,7 @@
  * removal deletes it; LIMIT costs nothing however large it is, and a reply
  * never holds more than the set has. */
 #include "cmd/cross.h"
+#include "cmd/notify.h"
 #include "cmd/zset.h"
 
 enum { ZRT_AUTO, ZRT_RANK, ZRT_SCORE, ZRT_LEX };
@@ -196,7 +197,11 @@ static void remrange_generic(cmd_ctx *c, int type) {
         return;
     }
     size_t first = 0, n = request_span(entry_obj(e), &q, &first);
-    if (n) zs_settle(c, d, 1, e, zobj_delete_ranks(entry_obj(e), first, n));
+    if (n) {
+        void *o = zobj_delete_ranks(entry_obj(e), first, n);
+        ctx_notify(c, NOTIFY_ZSET, c->cmd->name, 1); /* zremrangebyrank, ... */
+        zs_settle(c, d, 1, e, o);
+    }
     reply_int(c, (long long)n);
 }
 

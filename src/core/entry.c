@@ -4,6 +4,8 @@
 #include "lib/mem.h"
 #include "lib/util.h"
 
+int entry_lfu;
+
 static entry *alloc_entry(int type, int kind, const char *key, size_t klen, size_t vbytes, int64_t ttl,
                           uint8_t **valp) {
     /* data[] starts at offset 12; sizeof(entry) would add the struct's tail
@@ -12,7 +14,7 @@ static entry *alloc_entry(int type, int kind, const char *key, size_t klen, size
     entry *e = zmalloc(hdr + klen + vbytes);
     e->next = NULL;
     e->info = (uint8_t)(type | (kind << 3) | (ttl >= 0 ? ENTRY_HAS_TTL : 0));
-    entry_touch(e, (uint32_t)(mstime() / 1000) & LRU_CLOCK_MAX);
+    entry_touch(e, entry_fresh_lru(mstime()));
     uint8_t *p = e->data;
     if (ttl >= 0) {
         memcpy(p, &ttl, 8);

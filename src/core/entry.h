@@ -5,7 +5,9 @@
  *   | next   | info | lru[3] | [expire ms] | klen (v)  | key  | value   |
  *   +--------+------+--------+-------------+-----------+------+---------+
  *   next: chain link inside a table bucket; info: type (3 bits), value kind
- *   (2 bits), has-expire (1 bit), snapshot mark (1 bit, persist/snapshot.h); lru: 24-bit seconds clock of last access;
+ *   (2 bits), has-expire (1 bit), snapshot mark (1 bit, persist/snapshot.h); lru: 24-bit seconds clock of last access,
+ *   or under an LFU maxmemory-policy (as Redis) 16 bits of minutes of the last
+ *   decrement and an 8-bit logarithmic access counter (shard/evict.h);
  *   expire: present only when the has-expire bit is set (8 bytes, ms since
  *   the epoch); klen: LEB128 varint; value by kind:
  *     EK_RAW / EK_EMB   vlen (varint) + bytes   (EMB reports "embstr")
@@ -140,4 +142,14 @@ static inline void entry_touch(entry *e, uint32_t clock) {
     e->lru[2] = (uint8_t)(clock >> 16);
 }
 #define LRU_CLOCK_MAX ((1u << 24) - 1)
+/* LFU: what a new key's counter starts at (Redis's LFU_INIT_VAL), so that
+ * a key gets a chance to be accessed before it is the first to go. */
+#define LFU_INIT_VAL 5
+/* Set while an LFU maxmemory-policy is on (relaxed; shard/evict.c writes
+ * it): new entries then start with the LFU form of the field. */
+extern int entry_lfu;
+static inline uint32_t entry_fresh_lru(int64_t now_ms) {
+    if (__atomic_load_n(&entry_lfu, __ATOMIC_RELAXED)) return (((uint32_t)(now_ms / 60000) & 0xffff) << 8) | LFU_INIT_VAL;
+    return (uint32_t)(now_ms / 1000) & LRU_CLOCK_MAX;
+}
 #endif

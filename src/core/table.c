@@ -93,6 +93,8 @@ int table_rehash_step(table *t, int n) {
     return 1;
 }
 
+int (*table_grow_allowed)(size_t bytes, double fill);
+
 static void maybe_grow(table *t) {
     if (rehashing(t)) return;
     if (!t->b[0]) {
@@ -100,7 +102,11 @@ static void maybe_grow(table *t) {
         t->mask[0] = INITIAL_BUCKETS - 1;
         return;
     }
-    if (t->count >= t->mask[0] + 1) start_resize(t, (t->mask[0] + 1) * 2);
+    uint64_t n = t->mask[0] + 1;
+    if (t->count < n) return;
+    double fill = (double)t->count / (double)n;
+    if (table_grow_allowed && fill <= 1.618 && !table_grow_allowed(2 * n * sizeof(entry *), fill)) return;
+    start_resize(t, n * 2);
 }
 
 void table_reserve(table *t, size_t n) {
@@ -204,6 +210,38 @@ uint64_t table_scan(table *t, uint64_t v, void (*fn)(void *ud, entry *e), void *
         v = rev64(v);
     } while (v & (m0 ^ m1));
     return v;
+}
+
+static inline uint64_t mix64(uint64_t *x) { /* splitmix64 */
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+int table_sample(table *t, uint64_t seed, entry **out, int max) {
+    if (t->count == 0 || !t->b[0] || max <= 0) return 0;
+    int tables = rehashing(t) ? 2 : 1;
+    uint64_t big = tables == 2 && t->mask[1] > t->mask[0] ? t->mask[1] : t->mask[0];
+    uint64_t i = mix64(&seed) & big;
+    int got = 0, empty = 0;
+    for (long steps = (long)max * 10; got < max && steps > 0; steps--) {
+        for (int j = 0; j < tables && got < max; j++) {
+            if (i > t->mask[j]) continue; /* the smaller array has no bucket i */
+            entry *e = t->b[j][i];     /* moved buckets of b[0] are empty */
+            if (!e) {
+                if (++empty >= 5 && empty > max) {
+                    i = mix64(&seed) & big;
+                    empty = 0;
+                }
+                continue;
+            }
+            empty = 0;
+            for (; e && got < max; e = e->next) out[got++] = e;
+        }
+        i = (i + 1) & big;
+    }
+    return got;
 }
 
 entry *table_random(table *t, uint64_t (*rnd)(void)) {

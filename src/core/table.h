@@ -37,6 +37,16 @@ entry *table_replace(table *t, entry **link, entry *n);
 uint64_t table_scan(table *t, uint64_t cursor, void (*fn)(void *ud, entry *e), void *ud);
 /* A random entry, or NULL when empty. */
 entry *table_random(table *t, uint64_t (*rnd)(void));
+/* Up to max entries from consecutive buckets after a random one (seed), for
+ * eviction's sampling: cheaper than max table_random calls, and as Redis's
+ * dictGetSomeKeys it jumps elsewhere after a run of empty buckets. At
+ * most 10 * max buckets are visited, so fewer may come back. */
+int table_sample(table *t, uint64_t seed, entry **out, int max);
+/* Called before a table doubles, with the bytes the new bucket array takes
+ * and the fill (entries per bucket); returning 0 postpones the growth until
+ * the fill passes 1.618 (maxmemory: a rehash must not push the server over
+ * its limit). NULL: always grow. Set before the shards start. */
+extern int (*table_grow_allowed)(size_t bytes, double fill);
 /* Moves up to n buckets of an ongoing rehash; returns 1 while more remain. */
 int table_rehash_step(table *t, int n);
 /* An empty table takes buckets for n entries at once (loading a file

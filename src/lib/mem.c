@@ -18,8 +18,17 @@
 #include <string.h>
 #include <unistd.h>
 
-static int64_t used_slots[MEM_MAX_THREADS];
-static _Thread_local int64_t *my_used = &used_slots[0];
+/* One cache line per slot: a shard's counter moves on every allocation, and
+ * counters packed eight to a line made shards on different cores write the
+ * same line. Readers sum only the slots bound so far (slot_hi) and the
+ * fixed ones at the top (AOF writer, lazyfree). */
+typedef struct {
+    int64_t v;
+    char pad[64 - sizeof(int64_t)];
+} mem_slot;
+static mem_slot used_slots[MEM_MAX_THREADS] __attribute__((aligned(64)));
+static int slot_hi; /* highest slot below MEM_MAX_THREADS - 8 bound so far */
+static _Thread_local int64_t *my_used = &used_slots[0].v;
 
 static void oom(size_t n) {
     fprintf(stderr, "shoal: out of memory allocating %zu bytes\n", n);
@@ -71,18 +80,27 @@ size_t zmalloc_size(const void *p) { return mi_usable_size(p); }
 
 void mem_thread_init(int slot) {
     if (slot < 0 || slot >= MEM_MAX_THREADS) slot = 0;
-    my_used = &used_slots[slot];
+    my_used = &used_slots[slot].v;
+    int hi = __atomic_load_n(&slot_hi, __ATOMIC_RELAXED);
+    while (slot < MEM_MAX_THREADS - 8 && slot > hi &&
+           !__atomic_compare_exchange_n(&slot_hi, &hi, slot, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
 }
 
 int64_t mem_used(void) {
     int64_t s = 0;
-    for (int i = 0; i < MEM_MAX_THREADS; i++) s += __atomic_load_n(&used_slots[i], __ATOMIC_RELAXED);
+    int hi = __atomic_load_n(&slot_hi, __ATOMIC_RELAXED);
+    for (int i = 0; i <= hi; i++) s += __atomic_load_n(&used_slots[i].v, __ATOMIC_RELAXED);
+    for (int i = MEM_MAX_THREADS - 8; i < MEM_MAX_THREADS; i++) s += __atomic_load_n(&used_slots[i].v, __ATOMIC_RELAXED);
     return s;
+}
+
+int64_t mem_used_mine(void) { return __atomic_load_n(my_used, __ATOMIC_RELAXED);
 }
 
 int64_t mem_used_slot(int slot) {
     if (slot < 0 || slot >= MEM_MAX_THREADS) return 0;
-    return __atomic_load_n(&used_slots[slot], __ATOMIC_RELAXED);
+    return __atomic_load_n(&used_slots[slot].v, __ATOMIC_RELAXED);
 }
 
 size_t mem_rss(void) {

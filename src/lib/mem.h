@@ -21,10 +21,13 @@ void zfree(void *p);
 char *zstrndup(const char *s, size_t n);
 size_t zmalloc_size(const void *p);
 
-/* Bind the calling thread to accounting slot `slot` (0 = main). */
+/* Bind the calling thread to accounting slot `slot` (0 = main; slots
+ * from MEM_MAX_THREADS - 8 up are for the fixed background threads). */
 void mem_thread_init(int slot);
 /* Bytes currently allocated, summed over all threads. Any thread. */
 int64_t mem_used(void);
+/* The calling thread's own slot: cheap (no other thread writes it). */
+int64_t mem_used_mine(void);
 /* Bytes allocated minus freed by the threads bound to `slot`. */
 int64_t mem_used_slot(int slot);
 /* Resident set size of the process in bytes (from /proc). */

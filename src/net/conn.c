@@ -3,6 +3,7 @@
  * readiness event); every complete command in it runs before the loop moves
  * on; output is written once per loop turn in conn_write_all. */
 #include "net/conn.h"
+#include "net/tls.h"
 #include "cmd/dispatch.h"
 #include "cmd/multi.h"
 #include "lib/clock.h"
@@ -13,6 +14,8 @@
 #include "shard/block.h"
 #include "shard/cmdstats.h"
 #include "shard/pause.h"
+#include "shard/pubsub.h"
+#include "shard/tracking.h"
 #include "shard/shard.h"
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +25,18 @@
 static uint64_t next_id = 1;
 uint64_t session_next_id(void) { return __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED); }
 int conn_count_total = 0; /* atomic: every shard's connections */
+const char *(*conn_session_hook)(session *s, int is_local);
+const char *(*conn_user_name_hook)(const session *s);
+
+int conn_admit(conn *c, int is_local) {
+    c->is_local = is_local;
+    const char *deny = conn_session_hook ? conn_session_hook(&c->s, is_local) : NULL;
+    if (!deny) return 0;
+    ssize_t w = write(c->fd, deny, strlen(deny));
+    (void)w;
+    conn_close(c);
+    return -1;
+}
 
 static void schedule_write(conn *c) {
     if (c->in_write || c->closed) return;
@@ -86,6 +101,7 @@ static void rbuf_trim(conn *c) {
 }
 
 void conn_cron(conn *c, int64_t now) {
+    conn_shrink_idle(c, now);
     if (!__atomic_load_n(&conn_rbuf_resizing, __ATOMIC_RELAXED)) return;
     size_t keep = c->rbuf_keep;
     if (keep / 2 >= CONN_RBUF_MIN && c->rbuf_peak < keep / 2)
@@ -99,6 +115,7 @@ void conn_cron(conn *c, int64_t now) {
     }
     rbuf_trim(c);
 }
+
 
 conn *conn_create(shard *sh, int fd, int is_unix) {
     conn *c = zcalloc(sizeof *c);
@@ -121,6 +138,7 @@ conn *conn_create(shard *sh, int fd, int is_unix) {
     sh->nconns++;
     pthread_mutex_unlock(&sh->conns_lock);
     __atomic_fetch_add(&conn_count_total, 1, __ATOMIC_RELAXED);
+    tracking_conn_open(&c->s);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
     epoll_ctl(sh->epfd, EPOLL_CTL_ADD, fd, &ev);
     return c;
@@ -165,7 +183,10 @@ void conn_close(conn *c) {
         c->postponed = 0;
         sh->npaused--;
     }
+    pubsub_session_free(&c->s);
+    tracking_conn_close(&c->s);
     epoll_ctl(sh->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    if (c->ssl) tls_conn_close(c);
     close(c->fd);
     c->fd = -1;
     pthread_mutex_lock(&sh->conns_lock);
@@ -238,6 +259,7 @@ void conn_process(conn *c) {
             c->rerunning = 0;
             continue;
         }
+        c->rp.unauth = !c->s.authed && c->s.user;
         int r = resp_parse(&c->rp, &c->qbuf);
         if (r == RESP_MORE) break;
         if (r == RESP_EMPTY) {
@@ -275,14 +297,8 @@ void conn_process(conn *c) {
     }
 }
 
-void conn_on_readable(conn *c) {
-    size_t want = 16 * 1024;
-    if (c->rp.bulk > 0 && (size_t)c->rp.bulk + 2 > want) {
-        size_t have = c->qbuf.len - c->rp.cur;
-        if ((size_t)c->rp.bulk + 2 > have) want = (size_t)c->rp.bulk + 2 - have;
-    }
-    buf_reserve(&c->qbuf, want);
-    ssize_t n = read(c->fd, c->qbuf.p + c->qbuf.len, c->qbuf.cap - c->qbuf.len);
+/* What follows a read of n bytes into qbuf (read(2) or tls_read). */
+static inline __attribute__((always_inline)) void read_done(conn *c, ssize_t n) {
     if (n <= 0) {
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
         conn_close(c);
@@ -304,7 +320,24 @@ void conn_on_readable(conn *c) {
     conn_process(c);
 }
 
-static void set_epout(conn *c, int on) {
+/* TLS connections read here, out of the plain path's way. */
+static __attribute__((noinline, cold)) void read_tls(conn *c) { read_done(c, tls_read(c, &c->qbuf)); }
+
+void conn_on_readable(conn *c) {
+    size_t want = 16 * 1024;
+    if (c->rp.bulk > 0 && (size_t)c->rp.bulk + 2 > want) {
+        size_t have = c->qbuf.len - c->rp.cur;
+        if ((size_t)c->rp.bulk + 2 > have) want = (size_t)c->rp.bulk + 2 - have;
+    }
+    buf_reserve(&c->qbuf, want);
+    if (__builtin_expect(c->ssl != NULL, 0)) {
+        read_tls(c);
+        return;
+    }
+    read_done(c, read(c->fd, c->qbuf.p + c->qbuf.len, c->qbuf.cap - c->qbuf.len));
+}
+
+void conn_set_epout(conn *c, int on) {
     if (c->epout == on || c->closed) return;
     struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = c};
     epoll_ctl(c->sh->epfd, EPOLL_CTL_MOD, c->fd, &ev);
@@ -314,7 +347,8 @@ static void set_epout(conn *c, int on) {
 static void write_out(conn *c) {
     if (c->out.len - c->out_pos > c->rbuf_peak) c->rbuf_peak = c->out.len - c->out_pos;
     while (c->out.len > c->out_pos) {
-        ssize_t n = write(c->fd, c->out.p + c->out_pos, c->out.len - c->out_pos);
+        ssize_t n = __builtin_expect(c->ssl != NULL, 0) ? tls_write(c, c->out.p + c->out_pos, c->out.len - c->out_pos)
+                                                        : write(c->fd, c->out.p + c->out_pos, c->out.len - c->out_pos);
         if (n < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN) break;
@@ -327,7 +361,7 @@ static void write_out(conn *c) {
     if (c->out_pos == c->out.len) {
         c->out.len = c->out_pos = 0;
         rbuf_trim(c);
-        set_epout(c, 0);
+        conn_set_epout(c, c->tls_want_out);
         if ((c->s.flags & SESS_CLOSE_AFTER_REPLY) && !c->sq_head) conn_close(c);
     } else {
         int64_t hard = cfg.obuf_limits[0][0];
@@ -337,13 +371,24 @@ static void write_out(conn *c) {
             conn_close(c);
             return;
         }
-        set_epout(c, 1);
+        conn_set_epout(c, 1);
     }
+}
+
+void conn_shrink_idle(conn *c, int64_t now) {
+    /* (the reply buffer keeps at most rbuf_keep: conn_cron, rbuf_trim) */
+    if (c->qbuf.cap && !c->qbuf.len && !c->in_pending && now - c->last_io_ms >= 2000) buf_free(&c->qbuf);
 }
 
 /* The write waits for conn_write_all at the end of the turn, after the
  * AOF write of the replies produced meanwhile. */
-void conn_on_writable(conn *c) { schedule_write(c); }
+void conn_on_writable(conn *c) {
+    if (c->ssl && tls_wants_write(c)) { /* the handshake or a read waited for this */
+        conn_on_readable(c);
+        if (c->closed) return;
+    }
+    schedule_write(c);
+}
 
 void conn_write_now(conn *c) {
     conn_slots_flush(c);
@@ -393,13 +438,33 @@ void conn_serve_busy(shard *sh, conn *skip) {
     }
 }
 
+/* CLIENT LIST's flags, in Redis's order; "N" when none. */
+static void conn_flags(conn *c, char *f) {
+    char *p = f;
+    if (pubsub_count(&c->s, PS_MONITOR)) *p++ = 'O';
+    if (pubsub_total(&c->s)) *p++ = 'P';
+    if (c->s.multi) *p++ = 'x';
+    if (c->blocked) *p++ = 'b';
+    if (tracking_on(&c->s)) *p++ = 't';
+    if (tracking_broken(&c->s)) *p++ = 'R';
+    if (tracking_bcast(&c->s)) *p++ = 'B';
+    if (c->is_unix) *p++ = 'U';
+    if (c->s.flags & SESS_NO_EVICT) *p++ = 'e';
+    if (p == f) *p++ = 'N';
+    *p = 0;
+}
+
 void conn_describe(conn *c, buf *o, int64_t now) {
+    char flags[16];
+    conn_flags(c, flags);
     buf_printf(o,
-               "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%d sub=0 psub=0 "
-               "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu "
-               "oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d\n",
+               "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu "
+               "ssub=%zu multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu "
+               "oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=%s redir=%lld resp=%d\n",
                (unsigned long long)c->s.id, c->addr, c->laddr, c->fd, c->s.name ? c->s.name : "",
-               (long long)((now - c->s.ctime_ms) / 1000), (long long)((now - c->last_io_ms) / 1000), c->s.db,
+               (long long)((now - c->s.ctime_ms) / 1000), (long long)((now - c->last_io_ms) / 1000), flags, c->s.db,
+               pubsub_count(&c->s, PS_CHANNEL), pubsub_count(&c->s, PS_PATTERN), pubsub_count(&c->s, PS_SHARD),
                c->qbuf.len, c->qbuf.cap - c->qbuf.len, c->rbuf_keep, c->rbuf_peak, c->out.len - c->out_pos,
-               c->qbuf.cap + c->out.cap + sizeof *c, c->s.lastcmd, c->s.resp);
+               c->qbuf.cap + c->out.cap + sizeof *c, c->s.lastcmd,
+               conn_user_name_hook ? conn_user_name_hook(&c->s) : "default", tracking_getredir(&c->s), c->s.resp);
 }

@@ -42,6 +42,10 @@ typedef struct session {
     char lastcmd[32];
     multi_state *multi; /* between MULTI and EXEC/DISCARD */
     watch_state *watch; /* keys WATCHed, until EXEC, DISCARD, UNWATCH */
+    struct acl_user *user; /* cmd/acl.h; NULL: no ACL checks (embedded engine) */
+    int authed;            /* authenticated (or the default user needed no password) */
+    struct ps_sess *pubsub; /* Pub/Sub subscriptions (shard/pubsub.h) */
+    struct trk_sess *tracking; /* CLIENT TRACKING state (shard/tracking.h) */
 } session;
 
 typedef struct slot {
@@ -77,6 +81,7 @@ typedef struct conn {
     int64_t last_io_ms;
     char addr[128], laddr[128];
     int is_unix;
+    int is_local; /* unix socket, 127.0.0.1 or ::1 (Redis's local client: protected mode, "local" options) */
     uint64_t cmds;
     int postponed;             /* its next command waits for CLIENT PAUSE to end (shard/pause.h) */
     int unblock_req;           /* atomic: CLIENT UNBLOCK asked (shard/block.h) */
@@ -84,6 +89,9 @@ typedef struct conn {
     size_t rbuf_keep;          /* reply buffer kept between replies (CLIENT LIST rbs) */
     size_t rbuf_peak;          /* most reply bytes held at once since the last reset (rbp) */
     int64_t rbuf_peak_reset;   /* when rbuf_peak was last reset (ms) */
+    struct ssl_st *ssl; /* TLS session (net/tls.c); NULL on a plain connection */
+    int tls_flags;      /* tls.c's state of the session */
+    int tls_want_out;   /* the session waits for the socket to be writable */
 } conn;
 
 /* Reply buffer sizing, as Redis's clients cron: a drained buffer keeps at
@@ -105,6 +113,14 @@ void conn_resume_postponed(struct shard *sh);
 void conn_cron(conn *c, int64_t now_ms);
 
 uint64_t session_next_id(void);
+/* Set by the command layer (cmd/acl.c): gives a new session its user and
+ * says whether the peer may stay (NULL) or gets this reply and is closed
+ * (protected mode); and the user name CLIENT LIST shows. */
+extern const char *(*conn_session_hook)(session *s, int is_local);
+extern const char *(*conn_user_name_hook)(const session *s);
+/* Accept path, once c->addr is known: runs conn_session_hook; -1 when the
+ * connection was refused and closed. */
+int conn_admit(conn *c, int is_local);
 /* Where the reply of a command run locally goes right now. */
 buf *session_reply_buf(session *s);
 /* A pending slot for a command that runs elsewhere. */
@@ -116,6 +132,8 @@ conn *conn_create(struct shard *sh, int fd, int is_unix);
 /* Reads what is available and runs every complete command. */
 void conn_on_readable(conn *c);
 void conn_on_writable(conn *c);
+/* Watches the socket for writability too (on), or not. */
+void conn_set_epout(conn *c, int on);
 /* Runs commands buffered in qbuf (after a lock is released or a
  * transaction of this connection ended). */
 void conn_process(conn *c);
@@ -132,6 +150,9 @@ void conn_close(conn *c);
 void conn_release_if_done(conn *c);
 /* Frees the connections closed during this loop turn. */
 void conn_free_closed(struct shard *sh);
+/* Cron (through conn_cron): frees the query buffer of a connection with
+ * no input for 2 s, so memory a burst grew returns. */
+void conn_shrink_idle(conn *c, int64_t now_ms);
 /* One CLIENT LIST line. */
 void conn_describe(conn *c, buf *out, int64_t now);
 void shard_add_pending(struct shard *sh, conn *c);

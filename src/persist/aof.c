@@ -72,6 +72,13 @@ static struct {
 
 int aof_active(void) { return __atomic_load_n(&W.on, __ATOMIC_RELAXED); }
 
+size_t aof_buffered_bytes(void) {
+    if (!aof_active()) return 0;
+    size_t n = __atomic_load_n(&W.npending, __ATOMIC_RELAXED);
+    for (int i = 0; i < nshards; i++) n += __atomic_load_n(&slots[i].b.cap, __ATOMIC_RELAXED);
+    return n;
+}
+
 /* ---- feeding ---- */
 
 static void put_select(buf *b, int dbid) {

@@ -38,6 +38,9 @@ extern int aof_loading;
 
 /* 1 while commands are logged (appendonly yes and the file is open). */
 int aof_active(void);
+/* Bytes held in the shards' buffers and the unwritten backlog (INFO
+ * mem_not_counted_for_evict). Any thread; approximate while they move. */
+size_t aof_buffered_bytes(void);
 /* Logs one command of database dbid into shard sh's buffer. */
 void aof_feed(struct shard *sh, int dbid, int argc, const char *const *argv, const size_t *argl);
 /* The keyspace removed an expired key of d: logs DEL, as Redis 7.0

@@ -106,7 +106,9 @@ void rdb_put_selectdb(buf *o, int dbid);
 void rdb_put_resizedb(buf *o, int dbid, size_t keys, size_t expires);
 /* One key; 0 (nothing written) when it expired before now_ms. */
 int rdb_put_key(buf *o, const entry *e, int64_t now_ms, int lru);
-/* Whether files carry IDLE opcodes (an LRU maxmemory-policy). */
+/* Whether files carry IDLE opcodes (an LRU maxmemory-policy: RDB_META_LRU)
+ * or FREQ opcodes (LFU: RDB_META_LFU), or neither (0). */
+enum { RDB_META_LRU = 1, RDB_META_LFU = 2 };
 int rdb_lru_wanted(void);
 
 /* A file being written: bytes go out as they come, CRC64 kept. */

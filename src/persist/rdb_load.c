@@ -155,7 +155,7 @@ static void key_load_delay(void) {
     if (d > 0) usleep((useconds_t)d);
 }
 
-static int add_key(loader *l, int type, int64_t expire, int64_t idle) {
+static int add_key(loader *l, int type, int64_t expire, int64_t idle, int freq) {
     rdb_str key;
     int st = rdb_get_str(&l->in, &key);
     if (st) return fail(l, st, "key name");
@@ -189,7 +189,11 @@ static int add_key(loader *l, int type, int64_t expire, int64_t idle) {
             rdb_str_free(&key);
             return RDB_EFORMAT;
         }
-        entry_touch(e, idle_clock(l->now, idle > 0 ? (uint64_t)idle : 0));
+        if (entry_lfu) { /* as Redis: FREQ under an LFU policy, IDLE under the others */
+            if (freq >= 0) entry_touch(e, ((uint32_t)(l->now / 60000) & 0xffff) << 8 | (uint32_t)freq);
+        } else {
+            entry_touch(e, idle_clock(l->now, idle > 0 ? (uint64_t)idle : 0));
+        }
         db_add(d, e);
         l->st.keys++;
     }
@@ -227,6 +231,7 @@ static int parse(loader *l) {
     int st = read_header(l);
     if (st) return st;
     int64_t expire = -1, idle = -1;
+    int freq = -1;
     for (;;) {
         int op;
         uint64_t a, b;
@@ -249,6 +254,7 @@ static int parse(loader *l) {
             continue;
         case OP_FREQ:
             if ((st = read_u8(l, &op))) return fail(l, st, "freq");
+            freq = op;
             continue;
         case OP_SELECTDB:
             if ((st = read_len(l, &a))) return fail(l, st, "db number");
@@ -283,8 +289,9 @@ static int parse(loader *l) {
             snprintf(l->err, sizeof l->err, "Pre-GA function format not supported");
             return RDB_EUNSUP;
         default:
-            if ((st = add_key(l, op, expire, idle))) return st;
+            if ((st = add_key(l, op, expire, idle, freq))) return st;
             expire = idle = -1;
+            freq = -1;
             if (l->next_report && (++l->st.scanned & 0xffff) == 0) report(l);
         }
     }

@@ -18,6 +18,7 @@
 #include "persist/listpack.h"
 #include "persist/rdb.h"
 #include "server/config.h"
+#include "shard/evict.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <liblzf/lzf.h>
@@ -29,7 +30,7 @@ int64_t rdb_last_save_time;
 uint64_t rdb_saves;
 size_t rdb_last_load_keys, rdb_last_load_expired;
 
-enum { OP_IDLE = 0xf8, OP_AUX = 0xfa, OP_RESIZEDB = 0xfb, OP_EXPIRETIME_MS = 0xfc, OP_SELECTDB = 0xfe, OP_EOF = 0xff };
+enum { OP_IDLE = 0xf8, OP_FREQ = 0xf9, OP_AUX = 0xfa, OP_RESIZEDB = 0xfb, OP_EXPIRETIME_MS = 0xfc, OP_SELECTDB = 0xfe, OP_EOF = 0xff };
 
 /* ---- primitives ---- */
 
@@ -317,7 +318,10 @@ int rdb_put_key(buf *o, const entry *e, int64_t now_ms, int lru) {
         put_byte(o, OP_EXPIRETIME_MS);
         buf_add(o, &exp, 8);
     }
-    if (lru) {
+    if (lru == RDB_META_LFU) { /* the decayed counter, as Redis writes it */
+        put_byte(o, OP_FREQ);
+        put_byte(o, (uint8_t)evict_lfu_count(e, now_ms));
+    } else if (lru) {
         uint32_t clock = (uint32_t)(now_ms / 1000) & LRU_CLOCK_MAX, then = entry_lru(e);
         put_byte(o, OP_IDLE);
         put_len(o, clock >= then ? clock - then : clock + (LRU_CLOCK_MAX - then));
@@ -332,7 +336,7 @@ int rdb_put_key(buf *o, const entry *e, int64_t now_ms, int lru) {
 
 int rdb_lru_wanted(void) {
     const char *pol = cfg.maxmemory_policy_s;
-    return pol && strstr(pol, "lru") != NULL;
+    return !pol ? 0 : strstr(pol, "lru") ? RDB_META_LRU : strstr(pol, "lfu") ? RDB_META_LFU : 0;
 }
 
 int rdb_file_open(rdb_file *f, const char *tmp, char *err, size_t errlen) {

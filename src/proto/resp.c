@@ -211,6 +211,7 @@ int resp_parse(resp_parser *p, const buf *b) {
         if (r == 0) return RESP_MORE;
         if (!ok || n > 2147483647LL) return fail(p, "Protocol error: invalid multibulk length");
         if (n <= 0) return RESP_EMPTY;
+        if (p->unauth && n > 10) return fail(p, "Protocol error: unauthenticated multibulk length");
         p->mbulk = n;
         p->bulk = -1;
     }
@@ -229,6 +230,7 @@ int resp_parse(resp_parser *p, const buf *b) {
                 snprintf(p->errbuf, sizeof p->errbuf, "Protocol error: expected '$', got '%c'", b->p[line]);
                 return fail(p, p->errbuf);
             }
+            if (p->unauth && ok && n > 16384) return fail(p, "Protocol error: unauthenticated bulk length");
             if (!ok || n < 0 || n > p->max_bulk) return fail(p, "Protocol error: invalid bulk length");
             p->bulk = n;
         }

@@ -34,6 +34,7 @@ typedef struct resp_parser {
     const char *err;    /* protocol error text after RESP_ERROR */
     char errbuf[64];
     long long max_bulk; /* proto-max-bulk-len */
+    int unauth;         /* the client has not authenticated: small limits, as Redis */
 } resp_parser;
 
 void resp_parser_init(resp_parser *p, long long max_bulk);

@@ -16,6 +16,7 @@
 #include "lib/mem.h"
 #include "lib/util.h"
 #include "proto/resp.h"
+#include "shard/notify.h"
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -113,15 +114,20 @@ static const char *const loglevels[] = {"debug", "verbose", "notice", "warning",
 static const char *const allow_opts[] = {"no", "yes", "local", NULL};
 static const char *const hugepage_opts[] = {"never", "madvise", "always", NULL};
 static const char *const fsync_opts[] = {"everysec", "always", "no", NULL};
+static const char *const tls_auth_opts[] = {"no", "yes", "optional", NULL};
 static const char *const policies[] = {"volatile-lru",   "volatile-lfu", "volatile-random",
                                        "volatile-ttl",   "allkeys-lru",  "allkeys-lfu",
                                        "allkeys-random", "noeviction",   NULL};
 
+static const char *const pubsub_opts[] = {"allchannels", "resetchannels", NULL};
+
 static const char *const *enum_opts(int i) {
+    if (row_is(i, "acl-pubsub-default")) return pubsub_opts;
     if (row_is(i, "loglevel")) return loglevels;
     if (row_is(i, "maxmemory-policy")) return policies;
     if (row_is(i, "hugepages")) return hugepage_opts;
     if (row_is(i, "appendfsync")) return fsync_opts;
+    if (row_is(i, "tls-auth-clients")) return tls_auth_opts;
     return allow_opts;
 }
 
@@ -357,6 +363,19 @@ static int store_str(int i, const char *v, char *err, size_t el) {
         }
         v = policies[k];
     }
+    if (row_is(i, "notify-keyspace-events")) { /* the class bits go to the _i field, read by notify.h */
+        int flags = notify_parse_flags(v);
+        if (flags < 0) {
+            snprintf(err, el, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
+            return -1;
+        }
+        char norm[32];
+        notify_format_flags(flags, norm);
+        free(*r->sval);
+        *r->sval = strdup(norm);
+        __atomic_store_n(&cfg.notify_keyspace_events_i, flags, __ATOMIC_RELAXED);
+        return 0;
+    }
     if (row_is(i, "latency-tracking-info-percentiles")) {
         char *norm;
         if (check_percentiles(v, &norm, err, el) < 0) return -1;
@@ -484,6 +503,37 @@ static char *save_value(int i, int nargs, const char *v) {
     return out;
 }
 
+/* `user` lines (config.h). */
+static struct user_line {
+    int argc;
+    const char **argv;
+    size_t *argl;
+} *user_lines;
+static int nuser_lines;
+
+static void user_line_add(int argc, const buf *tmp, const size_t *off, const size_t *len) {
+    user_lines = realloc(user_lines, sizeof *user_lines * (size_t)(nuser_lines + 1));
+    struct user_line *u = &user_lines[nuser_lines++];
+    u->argc = argc;
+    u->argv = malloc(sizeof(char *) * (size_t)argc);
+    u->argl = malloc(sizeof(size_t) * (size_t)argc);
+    for (int i = 0; i < argc; i++) {
+        char *a = malloc(len[i] + 1);
+        memcpy(a, tmp->p + off[i], len[i]);
+        a[len[i]] = 0;
+        u->argv[i] = a;
+        u->argl[i] = len[i];
+    }
+}
+
+int config_user_count(void) { return nuser_lines; }
+
+void config_user_line(int i, int *argc, const char ***argv, const size_t **argl) {
+    *argc = user_lines[i].argc;
+    *argv = user_lines[i].argv;
+    *argl = user_lines[i].argl;
+}
+
 /* One directive line: name + args. */
 static int apply_line(const char *line, int lineno, char *err, size_t el) {
     const char *first = line;
@@ -504,6 +554,15 @@ static int apply_line(const char *line, int lineno, char *err, size_t el) {
     char name[128];
     snprintf(name, sizeof name, "%.*s", (int)len[0], tmp.p + off[0]);
     int known = len[0] < sizeof name;
+    if (known && !strcasecmp(name, "user")) {
+        if (argc < 2) {
+            buf_free(&tmp);
+            return fatal(err, el, lineno, line, "wrong number of arguments");
+        }
+        user_line_add(argc - 1, &tmp, off + 1, len + 1);
+        buf_free(&tmp);
+        return 0;
+    }
     if (known && argc == 2 && is_deprecated(name)) {
         buf_free(&tmp);
         return 0;
@@ -663,14 +722,15 @@ static int same_value(int i, const char *v) {
     return same;
 }
 
+__thread int config_caller_remote;
+
 /* Whether CONFIG SET may set row i to v; else writes Redis's error. */
 static int settable(int i, const char *given, const char *v, char *err, size_t el) {
     const char *why = NULL;
     int who = rows[i].mut & 3;
     if (who == CFG_IMMUTABLE && !((rows[i].mut & CFG_FIXED) && same_value(i, v))) why = "can't set immutable config";
-    /* "local" is treated as "yes": every shoal client may be remote or not,
-     * and config.c does not see the connection. */
-    else if (who == CFG_PROTECTED && cfg_get(enable_protected_configs) == CFG_ALLOW_NO)
+    else if (who == CFG_PROTECTED && (cfg_get(enable_protected_configs) == CFG_ALLOW_NO ||
+                                      (cfg_get(enable_protected_configs) == CFG_ALLOW_LOCAL && config_caller_remote)))
         why = "can't set protected config";
     if (!why) return 1;
     snprintf(err, el, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", given, why);
@@ -759,7 +819,7 @@ int config_set_many(int n, const char *const *names, const char *const *values, 
         buf_addc(&now, 0);
         for (int j = 0; j < n; j++)
             if (row_of(id[j]) == row_of(id[k])) {
-                changed[k] = strcmp(now.p, old[j].p) != 0;
+                changed[k] = strcmp(now.p, old[j].p) != 0 || (rows[row_of(id[k])].mut & CFG_VOLATILE);
                 break;
             }
         buf_free(&now);
@@ -839,14 +899,18 @@ static int line_directive(const char *line, size_t n) {
         snprintf(name, sizeof name, "%.*s", (int)len[0], tmp.p + off[0]);
         int id = config_find(name);
         if (id >= 0) i = row_of(id);
+        if (!strcasecmp(name, "user")) i = -4;
     }
     buf_free(&tmp);
     return i;
 }
 
+void (*config_users_hook)(buf *out);
+
 /* The new file text: old lines with fresh values, then the additions. */
 static void rewrite_text(FILE *old, buf *o) {
     char seen[NROWS] = {0};
+    int users_done = 0;
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
@@ -859,7 +923,9 @@ static void rewrite_text(FILE *old, buf *o) {
         while (n && (t[n - 1] == ' ' || t[n - 1] == '\t'))
             t[--n] = 0;
         int i = line_directive(t, (size_t)n);
-        if (i == -1 || i == -3) {
+        if (i == -4) { /* user lines: the users as they are now, where the first one was */
+            if (!users_done++ && config_users_hook) config_users_hook(o);
+        } else if (i == -1 || i == -3) {
             buf_adds(o, i == -3 ? "# ??? " : "");
             buf_add(o, t, (size_t)n);
             buf_addc(o, '\n');
@@ -881,6 +947,14 @@ static void rewrite_text(FILE *old, buf *o) {
         add_directive(o, i);
     }
     buf_free(&v);
+    if (!users_done && config_users_hook) {
+        size_t at = o->len;
+        config_users_hook(o);
+        if (o->len > at && !marked++) {
+            buf_insert(o, at, "\n", 1);
+            buf_insert(o, at, rewrite_mark, sizeof rewrite_mark - 1);
+        }
+    }
 }
 
 static int write_all(const char *path, const buf *o, char *err, size_t el) {

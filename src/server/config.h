@@ -28,6 +28,8 @@ enum {
     CFG_HIDDEN = 4,    /* CONFIG GET shows it for its exact name only, never for a pattern (Redis's HIDDEN_CONFIG) */
     CFG_FIXED = 8,     /* immutable here though Redis can change it (port, bind) or shoal's own (threads):
                         * CONFIG SET of the value it has is OK and does nothing, another one is refused */
+    CFG_VOLATILE = 16, /* CONFIG SET runs the apply hook even when the value is the same (a file
+                        * name: the file may have changed; Redis's VOLATILE_CONFIG) */
 };
 
 /* X(name, field, type, default, min, max, mutability). CT_ENUM rows store
@@ -42,6 +44,21 @@ enum {
     X("timeout", timeout, CT_INT, "0", 0, 2147483647, 1)                                                               \
     X("tcp-keepalive", tcp_keepalive, CT_INT, "300", 0, 2147483647, 1)                                                 \
     X("tcp-backlog", tcp_backlog, CT_INT, "511", 0, INT32_MAX, 0)                                                      \
+    X("tls-port", tls_port, CT_INT, "0", 0, 65535, CFG_FIXED)                                                          \
+    X("tls-cert-file", tls_cert_file, CT_STR, "", 0, 0, CFG_MUTABLE | CFG_VOLATILE)                                    \
+    X("tls-key-file", tls_key_file, CT_STR, "", 0, 0, CFG_MUTABLE | CFG_VOLATILE)                                      \
+    X("tls-key-file-pass", tls_key_file_pass, CT_STR, "", 0, 0, CFG_MUTABLE)                                           \
+    X("tls-dh-params-file", tls_dh_params_file, CT_STR, "", 0, 0, CFG_MUTABLE | CFG_VOLATILE)                          \
+    X("tls-ca-cert-file", tls_ca_cert_file, CT_STR, "", 0, 0, CFG_MUTABLE | CFG_VOLATILE)                              \
+    X("tls-ca-cert-dir", tls_ca_cert_dir, CT_STR, "", 0, 0, CFG_MUTABLE | CFG_VOLATILE)                                \
+    X("tls-auth-clients", tls_auth_clients, CT_ENUM, "yes", 0, 0, CFG_MUTABLE)                                         \
+    X("tls-protocols", tls_protocols, CT_STR, "", 0, 0, CFG_MUTABLE)                                                   \
+    X("tls-ciphers", tls_ciphers, CT_STR, "", 0, 0, CFG_MUTABLE)                                                       \
+    X("tls-ciphersuites", tls_ciphersuites, CT_STR, "", 0, 0, CFG_MUTABLE)                                             \
+    X("tls-prefer-server-ciphers", tls_prefer_server_ciphers, CT_BOOL, "no", 0, 0, CFG_MUTABLE)                        \
+    X("tls-session-caching", tls_session_caching, CT_BOOL, "yes", 0, 0, CFG_MUTABLE)                                   \
+    X("tls-session-cache-size", tls_session_cache_size, CT_INT, "20480", 0, INT32_MAX, CFG_MUTABLE)                    \
+    X("tls-session-cache-timeout", tls_session_cache_timeout, CT_INT, "300", 0, INT32_MAX, CFG_MUTABLE)                \
     X("databases", databases, CT_INT, "16", 1, 1000000, 0)                                                             \
     X("loglevel", loglevel, CT_ENUM, "notice", 0, 0, 1)                                                                \
     X("logfile", logfile, CT_STR, "", 0, 0, 0)                                                                         \
@@ -64,8 +81,13 @@ enum {
     X("activerehashing", activerehashing, CT_BOOL, "yes", 0, 0, 1)                                                     \
     X("active-expire-effort", active_expire_effort, CT_INT, "1", 1, 10, 1)                                             \
     X("daemonize", daemonize, CT_BOOL, "no", 0, 0, 0)                                                                  \
+    X("always-show-logo", always_show_logo, CT_BOOL, "no", 0, 0, 0)                                                    \
     X("pidfile", pidfile, CT_STR, "", 0, 0, 0)                                                                         \
     X("protected-mode", protected_mode, CT_BOOL, "yes", 0, 0, 1)                                                       \
+    X("requirepass", requirepass, CT_STR, "", 0, 0, 1)                                                                 \
+    X("aclfile", aclfile, CT_STR, "", 0, 0, 0)                                                                         \
+    X("acllog-max-len", acllog_max_len, CT_INT, "128", 0, INT64_MAX, 1)                                                \
+    X("acl-pubsub-default", acl_pubsub_default, CT_ENUM, "resetchannels", 0, 0, 1)                                     \
     X("enable-protected-configs", enable_protected_configs, CT_ENUM, "no", 0, 0, 0)                                    \
     X("enable-debug-command", enable_debug_command, CT_ENUM, "no", 0, 0, 0)                                            \
     X("save", save, CT_STR, "", 0, 0, 1)                                                                               \
@@ -80,6 +102,10 @@ enum {
     X("auto-aof-rewrite-min-size", auto_aof_rewrite_min_size, CT_MEM, "64mb", 0, INT64_MAX, 1)                         \
     X("maxmemory", maxmemory, CT_MEM, "0", 0, INT64_MAX, 1)                                                            \
     X("maxmemory-policy", maxmemory_policy, CT_STR, "noeviction", 0, 0, 1)                                             \
+    X("maxmemory-samples", maxmemory_samples, CT_INT, "5", 1, INT32_MAX, 1)                                            \
+    X("maxmemory-eviction-tenacity", maxmemory_eviction_tenacity, CT_INT, "10", 0, 100, 1)                             \
+    X("lfu-log-factor", lfu_log_factor, CT_INT, "10", 0, INT32_MAX, 1)                                                 \
+    X("lfu-decay-time", lfu_decay_time, CT_INT, "1", 0, INT32_MAX, 1)                                                  \
     X("lazyfree-lazy-user-del", lazyfree_lazy_user_del, CT_BOOL, "no", 0, 0, 1)                                        \
     X("lazyfree-lazy-user-flush", lazyfree_lazy_user_flush, CT_BOOL, "no", 0, 0, 1)                                    \
     X("slowlog-log-slower-than", slowlog_log_slower_than, CT_INT, "10000", -1, INT64_MAX, 1)                           \
@@ -97,12 +123,25 @@ enum {
     X("list-compress-depth", list_compress_depth, CT_INT, "0", 0, INT32_MAX, 1)                                        \
     X("hll-sparse-max-bytes", hll_sparse_max_bytes, CT_MEM, "3000", 0, INT64_MAX, 1)                                  \
     X("stream-node-max-bytes", stream_node_max_bytes, CT_MEM, "4096", 0, INT64_MAX, 1)                                 \
-    X("stream-node-max-entries", stream_node_max_entries, CT_INT, "100", 0, INT64_MAX, 1)
+    X("stream-node-max-entries", stream_node_max_entries, CT_INT, "100", 0, INT64_MAX, 1)                             \
+    X("notify-keyspace-events", notify_keyspace_events, CT_STR, "", 0, 0, 1)                                           \
+    X("tracking-table-max-keys", tracking_table_max_keys, CT_INT, "1000000", 0, INT64_MAX, 1)
+
+/* `user` lines of the config file and arguments (their words after
+ * "user"), kept for the ACL layer, which reads them once the command table
+ * exists. The pointers live as long as the process. */
+int config_user_count(void);
+void config_user_line(int i, int *argc, const char ***argv, const size_t **argl);
+/* CONFIG REWRITE writes the current users as `user` lines through this
+ * hook (set by the ACL layer; it writes nothing when an aclfile is used). */
+extern void (*config_users_hook)(buf *out);
 
 /* Values of enable-protected-configs and enable-debug-command. */
 enum { CFG_ALLOW_NO = 0, CFG_ALLOW_YES = 1, CFG_ALLOW_LOCAL = 2 };
 /* Values of appendfsync, in Redis's order of the options. */
 enum { CFG_FSYNC_EVERYSEC = 0, CFG_FSYNC_ALWAYS = 1, CFG_FSYNC_NO = 2 };
+/* Values of tls-auth-clients, in Redis's order of the options. */
+enum { CFG_TLS_AUTH_NO = 0, CFG_TLS_AUTH_YES = 1, CFG_TLS_AUTH_OPTIONAL = 2 };
 
 typedef struct config {
 #define CFG_FIELD(name, field, type, def, min, max, mut)                                                               \
@@ -141,6 +180,9 @@ int config_set(const char *name, const char *value, char *err, size_t errlen);
  * those before it), then the apply hooks of the directives that changed
  * run (one that fails puts back every pair and runs the hooks again). On
  * an error nothing changed and err holds Redis's text. */
+/* Set by CONFIG SET's handler around config_set_many on its thread: the
+ * client is not local, so `enable-protected-configs local` refuses. */
+extern __thread int config_caller_remote;
 int config_set_many(int n, const char *const *names, const char *const *values, char *err, size_t errlen);
 /* What a directive's change must do beyond storing the value (AOF on/off).
  * Runs under CONFIG SET's lock of every shard when the value changed; 0 ok,

@@ -1,5 +1,6 @@
 /* engine.c - see engine.h. */
 #include "server/engine.h"
+#include "cmd/acl.h"
 #include "cmd/multi.h"
 #include "cmd/cmd.h"
 #include "cmd/dispatch.h"
@@ -7,6 +8,8 @@
 #include "lib/mem.h"
 #include "lib/util.h"
 #include "server/config.h"
+#include "shard/pubsub.h"
+#include "shard/tracking.h"
 #include "shard/shard.h"
 #include <stdlib.h>
 
@@ -16,6 +19,8 @@ void engine_init(void) {
     start_ms = mstime();
     hash_seed((uint64_t)ustime() * 0x9e3779b97f4a7c15ull);
     cmd_table_init();
+    acl_init();
+    acl_check_init();
 }
 
 int64_t engine_start_time_ms(void) { return start_ms; }
@@ -38,6 +43,8 @@ session *engine_session(buf *out) {
 
 void engine_session_free(session *s) {
     multi_discard(s);
+    pubsub_session_free(s);
+    tracking_conn_close(s);
     zfree(s->name);
     zfree(s);
 }

@@ -13,10 +13,17 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-static int tcp[16], ntcp; /* 16 bind addresses (config.c's limit) */
+/* The TCP listeners of one port: one per bind address (16 at most,
+ * config.c's limit), and what they were opened for. */
+typedef struct lset {
+    int fds[16], n;
+    char *bind;
+    int port;
+    int tls; /* tls-port: connections start with a TLS handshake */
+} lset;
+
+static lset plain, secure = {.tls = 1};
 static int unix_fd = -1;
-static char *tcp_bind; /* what the TCP listeners were opened for */
-static int tcp_port;
 
 /* Opens a listener on addr:port into *out (-1 and nothing opened for an
  * optional "-addr" that this host lacks). 0 ok, -1 with err. */
@@ -44,8 +51,9 @@ static int open_tcp(const char *addr, int port, int *out, char *err, size_t el) 
         if (fd >= 0) close(fd);
         freeaddrinfo(res);
         if (optional && (e == EADDRNOTAVAIL || e == EAFNOSUPPORT)) return 0;
-        snprintf(err, el, "Warning: Could not create server TCP listening socket %s:%d: %s", addr, port,
-                 strerror(e));
+        /* two lines, as Redis logs them: Redis's test suite looks for the second to retry on another port */
+        snprintf(err, el, "Warning: Could not create server TCP listening socket %s:%d: %s\nFailed listening on port %d (TCP), aborting.", addr, port,
+                 strerror(e), port);
         return -1;
     }
     freeaddrinfo(res);
@@ -75,63 +83,72 @@ static int open_tcp_all(const char *bind_s, int port, int *fds, int *n, char *er
     return rc;
 }
 
-/* Closes the TCP listeners. */
-static void close_tcp(void) {
-    for (int i = 0; i < ntcp; i++) {
-        shard_unregister_listener(tcp[i]);
-        close(tcp[i]);
+/* Closes the listeners of ls. */
+static void close_set(lset *ls) {
+    for (int i = 0; i < ls->n; i++) {
+        shard_unregister_listener(ls->fds[i]);
+        close(ls->fds[i]);
     }
-    ntcp = 0;
+    ls->n = 0;
 }
 
-/* Makes fds[0..n), opened for bind_s and port, the TCP listeners. */
-static int use_tcp(const int *fds, int n, const char *bind_s, int port) {
+/* Makes fds[0..n), opened for bind_s and port, the listeners of ls. */
+static int use_set(lset *ls, const int *fds, int n, const char *bind_s, int port) {
     for (int i = 0; i < n; i++)
-        if (shard_register_listener(fds[i]) < 0) {
+        if (shard_register_listener(fds[i], ls->tls) < 0) {
             while (i-- > 0) shard_unregister_listener(fds[i]);
             return -1;
         }
-    memcpy(tcp, fds, sizeof(int) * (size_t)n);
-    ntcp = n;
+    memcpy(ls->fds, fds, sizeof(int) * (size_t)n);
+    ls->n = n;
     char *copy = strdup(bind_s ? bind_s : "");
-    free(tcp_bind);
-    tcp_bind = copy;
-    tcp_port = port;
+    free(ls->bind);
+    ls->bind = copy;
+    ls->port = port;
     return 0;
 }
 
 /* As Redis: the old listeners close first (the new set may share an
  * address and port with them); when the new ones cannot all be opened,
  * the old ones open again. */
-int listen_apply_tcp(char *why, size_t wl, const char *reason) {
-    if (tcp_bind && tcp_port == (int)cfg.port_i && !strcmp(tcp_bind, cfg.bind_s ? cfg.bind_s : "")) return 0;
+static int apply_set(lset *ls, int port, char *why, size_t wl, const char *reason) {
+    if (ls->bind && ls->port == port && !strcmp(ls->bind, cfg.bind_s ? cfg.bind_s : "")) return 0;
     int fds[16], n;
-    char err[256];
-    char *old_bind = tcp_bind ? strdup(tcp_bind) : NULL;
-    int old_port = tcp_port;
-    close_tcp();
-    int rc = open_tcp_all(cfg.bind_s, (int)cfg.port_i, fds, &n, err, sizeof err);
-    if (rc == 0 && use_tcp(fds, n, cfg.bind_s, (int)cfg.port_i) < 0) {
+    char err[256] = "";
+    char *old_bind = ls->bind ? strdup(ls->bind) : NULL;
+    int old_port = ls->port;
+    close_set(ls);
+    int rc = open_tcp_all(cfg.bind_s, port, fds, &n, err, sizeof err);
+    if (rc == 0 && use_set(ls, fds, n, cfg.bind_s, port) < 0) {
         for (int i = 0; i < n; i++) close(fds[i]);
         rc = -1;
     }
     if (rc < 0) {
         log_msg(LOG_WARNING, "%s", err);
         snprintf(why, wl, "%s", reason);
-        char err2[256];
-        if (open_tcp_all(old_bind, old_port, fds, &n, err2, sizeof err2) < 0 || use_tcp(fds, n, old_bind, old_port) < 0)
+        char err2[256] = "";
+        if (open_tcp_all(old_bind, old_port, fds, &n, err2, sizeof err2) < 0 ||
+            use_set(ls, fds, n, old_bind, old_port) < 0)
             log_msg(LOG_WARNING, "Failed to restore the old listeners: %s", err2);
     }
     free(old_bind);
     return rc;
 }
 
+int listen_apply_tcp(char *why, size_t wl, const char *reason) {
+    if (apply_set(&plain, (int)cfg.port_i, why, wl, reason) < 0) return -1;
+    return apply_set(&secure, (int)cfg.tls_port_i, why, wl, reason);
+}
+
 int listen_open_all(char *err, size_t el) {
-    int fds[16], n;
-    if (open_tcp_all(cfg.bind_s, (int)cfg.port_i, fds, &n, err, el) < 0) return -1;
-    if (use_tcp(fds, n, cfg.bind_s, (int)cfg.port_i) < 0) {
-        snprintf(err, el, "Too many listeners");
-        return -1;
+    lset *sets[2] = {&plain, &secure};
+    for (int k = 0; k < 2; k++) {
+        int fds[16], n, port = (int)(k ? cfg.tls_port_i : cfg.port_i);
+        if (open_tcp_all(cfg.bind_s, port, fds, &n, err, el) < 0) return -1;
+        if (use_set(sets[k], fds, n, cfg.bind_s, port) < 0) {
+            snprintf(err, el, "Too many listeners");
+            return -1;
+        }
     }
     if (cfg.unixsocket_s && *cfg.unixsocket_s) {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -148,9 +165,9 @@ int listen_open_all(char *err, size_t el) {
         }
         if (cfg.unixsocketperm_i) chmod(cfg.unixsocket_s, (mode_t)cfg.unixsocketperm_i);
         unix_fd = fd;
-        shard_register_listener(fd);
+        shard_register_listener(fd, 0); /* never TLS, as in Redis 7.0 */
     }
-    if (ntcp == 0 && unix_fd < 0) {
+    if (plain.n == 0 && secure.n == 0 && unix_fd < 0) {
         snprintf(err, el, "Configured to not listen anywhere, exiting.");
         return -1;
     }
@@ -170,9 +187,10 @@ void listen_config_hooks(void) {
 }
 
 void listen_close_all(void) {
-    for (int i = 0; i < ntcp; i++) close(tcp[i]);
+    for (int i = 0; i < plain.n; i++) close(plain.fds[i]);
+    for (int i = 0; i < secure.n; i++) close(secure.fds[i]);
     if (unix_fd >= 0) close(unix_fd);
     if (cfg.unixsocket_s && *cfg.unixsocket_s) unlink(cfg.unixsocket_s);
-    ntcp = 0;
+    plain.n = secure.n = 0;
     unix_fd = -1;
 }

@@ -35,6 +35,8 @@ static cmdstats *stats_of(shard *sh) {
     return sh->cstats;
 }
 
+void cmdstats_prepare(shard *sh) { stats_of(sh); }
+
 static cmd_stat *stat_of(shard *sh, const command *cmd) {
     int i = cmd_index(cmd);
     return i < 0 ? NULL : &stats_of(sh)->cmds[i];

@@ -45,6 +45,10 @@ typedef struct cmdstats {
     uint64_t err_mark; /* `errors` at the end of the last counted call */
 } cmdstats;
 
+/* Shard thread of sh, at its start: the statistics are allocated now
+ * rather than at the shard's first command, so used_memory does not jump
+ * then (a maxmemory set just above used_memory would be passed at once). */
+void cmdstats_prepare(struct shard *sh);
 /* Shard thread of sh. A call of cmd ran for ns nanoseconds; blocked: it
  * blocked, its latency is known when it is served. */
 void cmdstats_call(struct shard *sh, const struct command *cmd, int64_t ns, int blocked);

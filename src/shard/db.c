@@ -4,6 +4,8 @@
 #include "persist/snapshot.h"
 #include "shard/watch.h"
 #include "persist/aof.h"
+#include "shard/notify.h"
+#include "shard/tracking.h"
 #include "shard/block.h"
 #include "shard/lazyfree.h"
 #include "shard/shard.h"
@@ -107,6 +109,8 @@ entry **db_find_link(db *d, const char *key, size_t klen, int64_t now) {
         watch_expired(d->id, key, klen, entry_expire(e));
         db_delete_link(d, l);
         count_expired(d);
+        notify_key(NOTIFY_EXPIRED, "expired", key, klen, d->id);
+        if (d->owner && tracking_active()) tracking_key_changed(d->owner, 0, key, klen);
         return NULL;
     }
     return l;
@@ -135,12 +139,18 @@ void db_add(db *d, entry *e) {
     if (entry_has_ttl(e)) d->expires++;
     table_insert(d->t, e);
     maybe_signal(d, e);
+    if (notify_wanted(NOTIFY_NEW)) {
+        size_t klen;
+        const char *key = (const char *)entry_keyp(e, &klen);
+        notify_keyspace_event(NOTIFY_NEW, "new", key, klen, d->id);
+    }
 }
 
 void db_replace(db *d, entry **link, entry *n, int keep_obj) {
     snap_touch(d, *link);
     mark_new(d, n);
     entry *old = table_replace(d->t, link, n);
+    if (__atomic_load_n(&entry_lfu, __ATOMIC_RELAXED)) memcpy(n->lru, old->lru, 3); /* LFU: a new value keeps the key's counter, as Redis */
     d->expires += (size_t)entry_has_ttl(n) - (size_t)entry_has_ttl(old);
     if (keep_obj) zfree(old);
     else entry_free(old);

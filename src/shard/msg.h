@@ -5,6 +5,7 @@
  *              receiver runs them, writes each reply into the same message
  *              and sends it back as BATCH_DONE.
  *   UNBLOCK    a blocked client of the receiver was served (shard/block.h).
+ *   PUBLISH    Pub/Sub messages for the receiver's subscribers (shard/pubsub.h).
  *   SCHED .. CANCELLED  a transaction part moving between its coordinator
  *              and its shard (shard/tx.h): the message is the part's own. */
 #ifndef SHOAL_MSG_H
@@ -27,6 +28,7 @@ enum {
     SM_EXEC_DONE,
     SM_CANCELLED,
     SM_STEP_DONE,
+    SM_PUBLISH, /* Pub/Sub messages for the receiver's subscribers (shard/pubsub.h) */
 };
 
 struct conn;
@@ -45,6 +47,7 @@ typedef struct batch_item {
     uint8_t no_stats;     /* a part of a split command: its call is counted once, by the coordinator */
     uint8_t slow;         /* it ran for slow_us, long enough for the slow log: the sender logs it */
     int64_t slow_us;
+    uint64_t client;      /* the client's tracking word (shard/tracking.h) */
     size_t args;          /* offset in args buf: argc x (u64 len, bytes) */
     size_t reply, reply_len; /* offset/length in replies buf */
 } batch_item;

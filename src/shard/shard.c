@@ -12,13 +12,18 @@
 #include "lib/log.h"
 #include "lib/mem.h"
 #include "net/conn.h"
+#include "net/tls.h"
 #include "persist/aof.h"
 #include "server/config.h"
 #include "persist/snapshot.h"
 #include "shard/block.h"
+#include "shard/cmdstats.h"
+#include "shard/evict.h"
 #include "shard/latency.h"
 #include "shard/lazyfree.h"
 #include "shard/msg.h"
+#include "shard/pubsub.h"
+#include "shard/tracking.h"
 #include "shard/tx.h"
 #include <arpa/inet.h>
 #include <errno.h>
@@ -46,9 +51,9 @@ static _Thread_local shard *self;
 
 /* Listener slots; a slot of a closed listener holds -1 and is reused.
  * Slots change only under CONFIG SET (every shard held) or before start. */
-#define MAX_LISTENERS 40
 static int listeners[MAX_LISTENERS], nlisteners;
 static int listener_unix[MAX_LISTENERS];
+static int listener_tls[MAX_LISTENERS]; /* tls-port: connections start a TLS handshake (net/tls.c) */
 /* Accepted TCP sockets inherit TCP_NODELAY and the keepalive settings of
  * their listener (Linux clones the listening socket), so they are set once
  * there; an accept only sets keepalive again when tcp-keepalive changed
@@ -56,6 +61,7 @@ static int listener_unix[MAX_LISTENERS];
  * address, which is then every connection's local address. */
 static int listener_keepalive = -1;
 static char listener_laddr[MAX_LISTENERS][64];
+static int listener_owner[MAX_LISTENERS]; /* the one shard that accepts from it, or -1: every shard */
 static volatile int stopping;
 extern int conn_count_total;
 
@@ -109,15 +115,20 @@ static void set_keepalive(int fd, int secs) {
 }
 
 static void listener_epoll(shard *s, int op, int li) {
+    if (listener_owner[li] >= 0 && listener_owner[li] != s->id) return;
     struct epoll_event le = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.u64 = ((uint64_t)li << 3) | TAG_LISTENER};
     epoll_ctl(s->epfd, op, listeners[li], &le);
 }
 
-int shard_register_listener(int fd) {
+int shard_register_listener(int fd, int tls) { return shard_register_listener_on(fd, tls, -1); }
+
+int shard_register_listener_on(int fd, int tls, int owner) {
     int li = 0;
     while (li < nlisteners && listeners[li] >= 0) li++;
-    if (li == MAX_LISTENERS) return -1;
+    if (li == MAX_LISTENERS || owner >= nshards) return -1;
+    listener_owner[li] = owner;
     listener_unix[li] = 0;
+    listener_tls[li] = tls;
     listener_laddr[li][0] = 0;
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
@@ -179,6 +190,7 @@ void shard_send(shard *from, int to, msg *m) {
 }
 
 void shard_flush(shard *s) {
+    pubsub_flush(s); /* this turn's Pub/Sub messages join the outboxes */
     if (aof_before_send(s) < 0) return; /* AOF: this shard's log is written before any message leaves */
     if (!s->out_dirty) return;
     int again = 0;
@@ -230,7 +242,7 @@ int shard_run_batch_items(shard *s, msg *m, int check) {
             it->reply = m->replies.len;
             cmd_ctx c = {.sh = s, .sess = sess, .cmd = it->cmd, .argc = (int)it->argc, .argv = argv, .argl = argl,
                          .dbid = it->dbid, .resp = it->resp, .out = &m->replies, .in_exec = it->in_exec,
-                         .no_stats = it->no_stats};
+                         .no_stats = it->no_stats, .client = it->client};
             exec_command(&c);
             it->reply_len = m->replies.len - it->reply;
             it->slow = (uint8_t)c.slow;
@@ -293,6 +305,7 @@ batch_item *shard_batch_add(msg *m, session *s, const command *cmd, int argc, co
     it->slot->discard = discard;
     it->dbid = (uint32_t)s->db;
     it->resp = (uint8_t)s->resp;
+    it->client = tracking_word(s, cmd);
     s->conn->inflight++;
     return it;
 }
@@ -313,6 +326,7 @@ static void handle(shard *s, msg *m) {
     case SM_BATCH: tx_batch_arrived(s, m); break;
     case SM_BATCH_DONE: batch_done(s, m); break;
     case SM_UNBLOCK: block_on_message(s, m); break;
+    case SM_PUBLISH: pubsub_on_message(s, m); break;
     default: tx_on_message(s, m); break;
     }
 }
@@ -374,7 +388,9 @@ void shard_cron(shard *s) {
     s->ops_sample_cmds = s->stat_commands;
     if (s->locked_by) return;
     if (shard_cron_hook) shard_cron_hook(s);
+    tracking_cron(s);
     persist_cron(s);
+    evict_step(s); /* maxmemory: other shards' keys may have filled the memory */
     if (now >= s->next_block_sweep) {
         block_sweep(s);
         s->next_block_sweep = now + 1000;
@@ -440,7 +456,7 @@ static void accept_on(shard *s, int li) {
         s->stat_conns++;
         if (__atomic_load_n(&conn_count_total, __ATOMIC_RELAXED) >= cfg_get(maxclients)) {
             const char *e = "-ERR max number of clients reached\r\n";
-            ssize_t w = write(fd, e, strlen(e));
+            ssize_t w = listener_tls[li] ? 0 : write(fd, e, strlen(e)); /* TLS: no session to say it in, as Redis */
             (void)w;
             close(fd);
             s->stat_rejected++;
@@ -478,6 +494,11 @@ static void accept_on(shard *s, int li) {
                 snprintf(c->laddr, sizeof c->laddr, "%s:%d", ip, ntohs(a->sin_port));
             }
         }
+        /* loopback as Redis 7.0 sees it: 127.0.0.1 or ::1 only (127.0.0.2 is outside) */
+        int local = is_unix || (ss.ss_family == AF_INET && !strncmp(c->addr, "127.0.0.1:", 10)) ||
+                    (ss.ss_family == AF_INET6 && !strncmp(c->addr, "::1:", 4));
+        if (conn_admit(c, local) < 0) continue;
+        if (listener_tls[li] && tls_conn_start(c) < 0) conn_close(c);
     }
 }
 
@@ -616,6 +637,8 @@ static void *shard_main(void *arg) {
     shard *s = arg;
     self = s;
     mem_thread_init(s->id + 1);
+    cmdstats_prepare(s);
+    evict_prepare(s);
     char name[16];
     snprintf(name, sizeof name, "shard-%d", s->id);
     pthread_setname_np(pthread_self(), name);
@@ -627,7 +650,7 @@ static void *shard_main(void *arg) {
         int timeout = 0;
         int walking = s->snap && !s->locked_by; /* a background save wants turns */
         if (!s->out_dirty && !s->write_head && !s->sched_dirty && !(s->pending_head && !s->locked_by) && !s->busy_deferred &&
-            !(walking && !snap_backlogged(s))) {
+            !(walking && !snap_backlogged(s)) && !(s->ev_pending && !s->locked_by)) {
             int64_t now = mstime();
             int64_t left = s->next_cron - now;
             int64_t b = block_next_deadline(s);
@@ -677,9 +700,11 @@ static void *shard_main(void *arg) {
             period = 1000 / cfg_get(hz);
         }
         if (s->sched_dirty) tx_settle(s);
+        if (cfg_get(maxmemory) > 0) evict_publish(s); /* key counts, for other shards' share of an eviction */
         shard_flush(s);
         conn_write_all(s);
         if (s->snap && !s->locked_by) snap_step(s); /* after the replies, which it would hold back a step */
+        if (s->ev_pending && !s->locked_by) evict_step(s); /* maxmemory: an eviction that ran out of time */
         conn_free_closed(s);
     }
     return NULL;

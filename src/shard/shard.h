@@ -67,7 +67,7 @@ typedef struct shard {
     /* statistics (owned by this thread; read under a lock or approximately) */
     uint64_t stat_commands, stat_conns, stat_rejected, stat_expired;
     uint64_t stat_hits, stat_misses, stat_net_in, stat_net_out;
-    uint64_t stat_remote_batches, stat_tx;
+    uint64_t stat_remote_batches, stat_tx, stat_evicted;
     struct cmdstats *cstats; /* per-command and error statistics (cmdstats.h) */
     slowlog slowlog;         /* this shard's connections' slow commands (slowlog.h) */
     uint64_t dirty;       /* write commands so far (atomic stores; others read it) */
@@ -78,6 +78,15 @@ typedef struct shard {
     int ops_idx;
     int64_t next_cron;
     struct msg *busy_deferred, *busy_deferred_tail; /* inbox messages a busy poll put aside (shard_busy_poll) */
+
+    /* maxmemory (shard/evict.c) */
+    int64_t ev_others;    /* every other thread's memory, as last summed */
+    int64_t ev_others_ms; /* now_ms of that sum */
+    int64_t ev_debt;      /* bytes it still evicts in this millisecond (evict.c) */
+    uint64_t ev_keys, ev_volatile;     /* this shard's keys / keys with an expire, published at that time */
+    uint64_t ev_all_keys, ev_all_volatile; /* every shard's published counts, summed at that time */
+    int ev_pending;       /* an eviction ran out of time: the loop goes on with it */
+    struct evict_pool *ev_pool;
 
     /* blocked clients (shard/block.c) */
     struct smap *block_waits;          /* key -> wait queue, for keys this shard owns */
@@ -161,9 +170,18 @@ extern char shards_busy_err[160];
  * is stopping (the long command should end). */
 int shard_busy_poll(shard *s, struct conn *skip);
 /* Called by the accept path on the listening shard. */
+/* Listening sockets: 16 bind addresses for port and for tls-port, the
+ * unix socket, and room for CONFIG SET to open new ones before it closes
+ * old ones. */
+#define MAX_LISTENERS 40
 /* Every shard accepts from fd from now on (before the shards start, or
- * while CONFIG SET holds them all). -1 when all listener slots are taken. */
-int shard_register_listener(int fd);
+ * while CONFIG SET holds them all); tls: connections begin with a TLS
+ * handshake. -1 when all listener slots are taken. */
+int shard_register_listener(int fd, int tls);
+/* The same, but only shard `owner` accepts from fd (every shard when -1):
+ * a test harness gives each shard a listener of its own to choose which
+ * shard serves a connection. */
+int shard_register_listener_on(int fd, int tls, int owner);
 /* No shard accepts from fd any more (the caller closes it). */
 void shard_unregister_listener(int fd);
 #endif

@@ -2,6 +2,7 @@
  * which sends a transaction's parts and gathers their answers, and each
  * shard's queue of parts, which grants them. A part on the coordinator's
  * own shard is handed over by a direct call instead of a message. */
+#include "shard/tracking.h"
 #include "shard/tx.h"
 #include "cmd/dispatch.h"
 #include "lib/mem.h"
@@ -38,7 +39,7 @@ static void to_coord(shard *sh, tx_part *p, int type) {
 /* A part that ended on shard sh goes to sh's pool with its buffers (the
  * next transaction started there takes it): parts are made and ended at
  * a high rate, and on the shards where they ran. */
-enum { POOL_MAX = 1024, POOL_BUF_MAX = 64 * 1024 };
+enum { POOL_MAX = 64, POOL_BUF_MAX = 64 * 1024 };
 
 static void part_free(shard *sh, tx_part *p) {
     if (sh->part_pool_n >= POOL_MAX || p->m.args.cap > POOL_BUF_MAX || p->m.replies.cap > POOL_BUF_MAX ||
@@ -585,6 +586,7 @@ batch_item *tx_part_add(tx_part *p, const command *cmd, int argc, const char **a
     batch_item *it = msg_batch_add(&p->m, cmd, argc, argv, argl);
     it->dbid = (uint32_t)dbid;
     it->resp = (uint8_t)resp;
+    if (p->t && p->t->sess) it->client = tracking_word(p->t->sess, cmd);
     return it;
 }
 

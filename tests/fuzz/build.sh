@@ -26,6 +26,6 @@ CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -Itests/fuzz/shim -Isrc -I/usr/include/l
 for t in tests/fuzz/fuzz_*.c; do
   name=$(basename "$t" .c)
   echo "  FUZZ $OUT/$name"
-  $CC $CFLAGS -fsanitize=fuzzer "$t" "$OUT/lib/libshoal.a" -o "$OUT/$name.tmp" -lmimalloc -llzf -llua5.1-cjson -llua5.1-bitop -llua5.1 -lm -pthread
+  $CC $CFLAGS -fsanitize=fuzzer "$t" "$OUT/lib/libshoal.a" -o "$OUT/$name.tmp" -lmimalloc -llzf -llua5.1-cjson -llua5.1-bitop -llua5.1 -lssl -lcrypto -lm -pthread
   mv -f "$OUT/$name.tmp" "$OUT/$name" # a running fuzzer keeps its old binary
 done

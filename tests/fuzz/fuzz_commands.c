@@ -199,11 +199,14 @@ static int contains_ci(const char *s, size_t n, const char *word) {
 static int allowed(int argc, const char **argv, const size_t *argl) {
     static const char *banned[] = {
         "shutdown", "debug",    "save",      "bgsave",     "bgrewriteaof", "monitor", "sync",    "psync", "replicaof",
-        "slaveof",  "failover", "subscribe", "psubscribe", "ssubscribe",   "wait",    "waitaof", "pfselftest", NULL};
+        "slaveof",  "failover", "subscribe", "psubscribe", "ssubscribe",   "wait",    "waitaof", "pfselftest",
+        /* one confirmation per name; CLIENT TRACKING: invalidation pushes beside the replies */
+        "unsubscribe", "punsubscribe", "sunsubscribe", NULL};
     for (int i = 0; banned[i]; i++)
         if (str_eq_ci(argv[0], argl[0], banned[i])) return 0;
     for (int i = 0; i < argc; i++)
         if (contains_ci(argv[i], argl[i], "sleep")) return 0;
+    if (str_eq_ci(argv[0], argl[0], "client") && argc > 1 && str_eq_ci(argv[1], argl[1], "tracking")) return 0;
     if (str_eq_ci(argv[0], argl[0], "config"))
         for (int i = 1; i < argc; i++)
             if (contains_ci(argv[i], argl[i], "append")) return 0;

@@ -366,3 +366,23 @@ def test_union_errors_in_argument_order(r):
     assert r.exists("dst") == 0
     assert r.pfcount(*keys, "nokey:1", "nokey:2") == estimate(model([e for i in range(6)
                                                                       for e in elements(50, 40 + i)]))
+
+
+def test_pfcount_refreshing_the_cache_is_a_change(r, server):
+    """A PFCOUNT that rewrites the cached cardinality is a write to WATCH
+    (Redis signals the key as modified); one that reads a valid cache is
+    not."""
+    other = server.new_client()
+    r.pfadd("h", "x", "y")
+    for refresh in (True, False):
+        p = r.pipeline()
+        p.watch("h")
+        other.pfcount("h")  # the first one refreshes the cache, the second reads it
+        p.multi()
+        p.get("h")
+        if refresh:
+            with pytest.raises(redis.WatchError):
+                p.execute()
+        else:
+            assert p.execute()[0][8:16] == struct.pack("<Q", 2)
+    other.close()

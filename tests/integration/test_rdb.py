@@ -160,14 +160,19 @@ def test_restore_bad_data_format(r, target):
         b"\x02\x00",                            # empty set
         b"\x04\x02\x01f\x011\x01f\x012",       # hash with a duplicate field
         b"\x05\x01\x01m" + b"\x00" * 6 + b"\xf8\x7f",  # zset NaN score
-        b"\x02\x80\xff\xff\xff\xff\x01a",       # count larger than the input
-        b"\x00\xc3\x02\x80\x7f\xff\xff\xff\x00a",  # LZF claiming 2 GB
         b"\x0b\x0c\x02\x00\x00\x00\x02\x00\x00\x00\x05\x00\x03\x00",  # unsorted intset
         b"\x10\x0a\x0a\x00\x00\x00\x01\x00\x81a\x02\xff",  # hash listpack, odd count
         b"\x10\x11\x11\x00\x00\x00\x04\x00\x81a\x02\x01\x01\x81a\x02\x02\x01\xff",  # listpack, field twice
         b"\x2a\x00",                            # unknown type
         b"\x00",                                # string cut short
     ]
+    if target != "redis":
+        # redis-server sizes its structures by the counts a payload claims
+        # before it checks them (a 2 GB LZF string, a set table for 4
+        # billion members: seen growing to 24 GB and OOM-killed), so only
+        # shoal gets these two
+        bad.append(b"\x00\xc3\x02\x80\x7f\xff\xff\xff\x00a")  # LZF claiming 2 GB
+        bad.append(b"\x02\x80\xff\xff\xff\xff\x01a")  # count larger than the input
     for body in bad:
         with pytest.raises(redis.ResponseError, match="^Bad data format$"):
             r.restore("k", 0, payload(body))
