@@ -56,6 +56,7 @@ typedef struct script_run {
     int64_t start_ms;
     int busy;        /* past busy-reply-threshold: the shard is published busy */
     int is_function;
+    int oom;         /* over maxmemory when it started (Redis's pre_command_oom_state) */
 } script_run;
 
 /* The executing shard's Lua state (created, or recreated after SCRIPT

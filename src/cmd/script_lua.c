@@ -19,6 +19,8 @@
 #include "lib/sha1.h"
 #include "persist/aof.h"
 #include "shard/cmdstats.h"
+#include "shard/evict.h"
+#include "server/config.h"
 #include "shard/lock.h"
 #include "shard/shard.h"
 #include "shard/tx.h"
@@ -246,6 +248,10 @@ static int do_call(lua_State *L, int raise) {
         }
     if (cmd && !err && (cmd->flags & CMD_WRITE) && r->ro)
         err = "ERR Write commands are not allowed from read-only scripts.";
+    if (cmd && !err && r->oom && !r->wrote && (cmd->flags & CMD_DENYOOM) && !(r->flags & SF_ALLOW_OOM)) {
+        err = OOM_ERR; /* over maxmemory at its start, and nothing written yet: it can still stop (Redis) */
+        cmdstats_reject(r->c->sh, cmd);
+    }
     if (cmd && !err && nshards > 1) {
         r->fake.db = r->c->dbid;
         uint64_t need = dispatch_route_mask(&r->fake, cmd, argc, argv, argl);
@@ -885,6 +891,19 @@ void slua_run(lua_State *L, script_run *r, int nargs) {
     }
     r->held = 0;
     for (int i = 0; i < n; i++) r->held |= 1ull << held[i];
+    shard *sh = r->c->sh;
+    r->oom = cfg_get(maxmemory) > 0 && !aof_loading &&
+             ((evict_policy() & EVP_NONE) ? evict_over(sh) : evict_run(sh) == EVICT_FAIL);
+    if (r->oom && !(r->flags & (SF_COMPAT | SF_ALLOW_OOM | SF_NO_WRITES))) { /* a script with flags says so */
+        /* Redis refuses it as a deny-oom command before it starts; inside EXEC it says why */
+        const char *e = r->c->in_exec ? "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'"
+                                      : OOM_ERR;
+        resp_error(r->c->out, e);
+        cmdstats_error(sh, e);
+        cur = outer;
+        lua_settop(L, base);
+        return;
+    }
     /* a remote run (script_hops: no session, no transaction) answers with nothing to start again */
     r->remote = !r->c->sess && !r->c->tx && !r->c->in_exec;
     r->may_rerun = nshards > 1 && n < nshards && !r->c->in_exec && (r->c->sess ? r->c->sess->conn != NULL : r->remote);

@@ -169,6 +169,29 @@ def test_error_reply_counts_its_own_code(r):
     assert r.info("errorstats")["errorstat_MY_ERR_CODE"] in ({"count": 1}, "count=1")
 
 
+def test_scripts_over_maxmemory(spawn):
+    """Over maxmemory (noeviction): a script's first deny-oom command is
+    refused (it has written nothing), a script with flags needs allow-oom
+    (or no-writes) to start, and allow-oom lets it write."""
+    srv = spawn()
+    c = srv.new_client()
+    c.set("x", "1")
+    c.config_set("maxmemory", 1)
+    try:
+        with pytest.raises(redis.ResponseError, match="^OOM command not allowed when used memory"):
+            c.eval("return redis.call('set', 'x', 'y')", 1, "x")
+        assert c.eval("return redis.pcall('set', 'x', 'y')['err']", 1, "x") == \
+            b"OOM command not allowed when used memory > 'maxmemory'."
+        assert c.eval("return redis.call('get', 'x')", 1, "x") == b"1"
+        with pytest.raises(redis.ResponseError, match="^OOM command not allowed when used memory"):
+            c.eval("#!lua\nreturn redis.call('get', 'x')", 1, "x")  # flags: a deny-oom command
+        assert c.eval("#!lua flags=no-writes\nreturn redis.call('get', 'x')", 1, "x") == b"1"
+        assert c.eval("#!lua flags=allow-oom\nreturn redis.call('set', 'x', 'z')", 1, "x") == b"OK"
+    finally:
+        c.config_set("maxmemory", 0)
+    assert c.get("x") == b"z"
+
+
 def test_resp_to_lua(r):
     r.set("s", "v")
     r.rpush("l", "a", "b")
