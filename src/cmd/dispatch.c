@@ -334,8 +334,9 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
             multi_doom(s);
         }
     } else if (!s->multi || !multi_intercept(s, cmd, argc, argv, argl, out)) {
-        int fed = __builtin_expect(monitor_active(), 0) && (cmd->flags & CMD_EXEC);
-        if (fed) monitor_feed_command(s, cmd, argc, argv, argl); /* EXEC: before its queue goes */
+        /* EXEC before its queue goes, a script before the lines of its calls */
+        int fed = __builtin_expect(monitor_active(), 0) && (cmd->flags & (CMD_EXEC | CMD_HOME));
+        if (fed) monitor_feed_command(s, cmd, argc, argv, argl);
         route(s, cmd, argc, argv, argl, discard, out);
         if (!fed && __builtin_expect(monitor_active(), 0)) monitor_feed_command(s, cmd, argc, argv, argl);
         if (s->tracking) tracking_after_command(s, cmd);

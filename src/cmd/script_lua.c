@@ -13,14 +13,15 @@
  * an error, as in Redis. */
 #include "cmd/script.h"
 #include "cmd/dispatch.h"
+#include "cmd/monitor.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/mem.h"
 #include "lib/sha1.h"
 #include "persist/aof.h"
 #include "shard/cmdstats.h"
-#include "shard/evict.h"
 #include "server/config.h"
+#include "shard/evict.h"
 #include "shard/lock.h"
 #include "shard/shard.h"
 #include "shard/tx.h"
@@ -279,6 +280,8 @@ static int do_call(lua_State *L, int raise) {
             if (r->may_rerun && !sundo_save(r, &sub)) r->may_rerun = 0;
             r->wrote = 1;
         }
+        if (__builtin_expect(monitor_active(), 0) && !(cmd->flags & CMD_ADMIN))
+            monitor_feed(r->c->sh, "lua", r->c->dbid, argc, argv, argl);
         exec_command(&sub);
         r->c->dbid = r->fake.db; /* SELECT inside the script */
         lua_settop(L, 0); /* the arguments are done with: room for the reply (unpack of 7999 values) */
