@@ -407,6 +407,11 @@ static void getkeys(cmd_ctx *c, int with_flags) {
     int argc = c->argc - 2;
     int *pos = zmalloc(sizeof(int) * (size_t)argc);
     int nk = cmd_key_positions(cmd, argc, c->argv + 2, c->argl + 2, pos, argc);
+    if (nk <= 0 && (cmd->flags & CMD_HOME) && nk == 0 && argc >= 3) { /* scripts: keys are not mandatory (Redis's no_mandatory_keys) */
+        zfree(pos);
+        reply_array(c, 0);
+        return;
+    }
     if (nk <= 0) {
         zfree(pos);
         reply_error(c, "ERR Invalid arguments specified for command");

@@ -189,7 +189,9 @@ static void debug_digest_value(cmd_ctx *c) {
 /* DEBUG OBJECT key: Redis's one status line. The address is the entry's,
  * which in-place updates (INCR of an integer) keep. */
 static void debug_object(cmd_ctx *c) {
-    entry *e = db_find(ctx_db(c, c->argv[2], c->argl[2]), c->argv[2], c->argl[2], ctx_now(c));
+    /* the entry as it is in the table, expired or not (Redis looks in the dict) */
+    entry **l = db_find_link_kept(ctx_db(c, c->argv[2], c->argl[2]), c->argv[2], c->argl[2], INT64_MIN);
+    entry *e = l ? *l : NULL;
     if (!e) {
         reply_error(c, "ERR no such key");
         return;

@@ -130,10 +130,12 @@ static void slowlog_push_redacted(cmd_ctx *c) {
                  s->name);
 }
 
+__thread int64_t dispatch_frozen_ms;
+
 void exec_command(cmd_ctx *c) {
     shard *sh = c->sh;
     int64_t t0 = clock_ns();
-    sh->now_ms = t0 / 1000000;
+    sh->now_ms = dispatch_frozen_ms ? dispatch_frozen_ms : t0 / 1000000;
     if (__builtin_expect(cfg_get(maxmemory) > 0, 0) && maxmemory_exec_refused(c)) return; /* OOM */
     sh->stat_commands++;
     if ((c->cmd->flags & CMD_WRITE) && !c->scratch) dispatch_before_write(c); /* scratch: its places do it */
@@ -207,7 +209,9 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
             send_batch(s, ids[0], cmd, argc, argv, argl, discard); /* blocking ones run at home (block.h) */
             return;
         }
-        if (n > 1 && cmd->hops && cmd->hops(s, cmd, argc, argv, argl, discard)) return;
+        if ((n > 1 || (n == 1 && ids[0] != s->sh->id && (cmd->flags & CMD_HOME))) && cmd->hops &&
+            cmd->hops(s, cmd, argc, argv, argl, discard))
+            return; /* (a script on its keys' shard, script.h) */
         if (n > 1 || (n == 1 && ids[0] != s->sh->id)) {
             tx_begin(s, cmd, argc, argv, argl, ids, n, discard);
             return;
@@ -265,8 +269,9 @@ static int busy_refused(session *s, const command *cmd, int argc, const char **a
         return 1;
     }
     /* a connection of the busy shard gets BUSY for everything (its shard
-     * neither runs its commands nor sends them elsewhere meanwhile) */
-    uint64_t mask = script_busy_runs_on(s->sh->id) ? busy : dispatch_route_mask(s, cmd, argc, argv, argl);
+     * neither runs its commands nor sends them elsewhere meanwhile), and so
+     * does one inside MULTI (as in Redis: the block is then doomed) */
+    uint64_t mask = script_busy_runs_on(s->sh->id) || s->multi ? busy : dispatch_route_mask(s, cmd, argc, argv, argl);
     if (!mask) mask = busy; /* keyless (PING, SELECT...): BUSY as in Redis; only keys of other shards go on */
     if (!(mask & busy)) return 0;
     script_busy_error(err, errlen);
@@ -317,13 +322,21 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
     } else if (__builtin_expect(__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) != 0, 0) &&
                (!(cmd->flags & CMD_ALLOWBUSY) || !strcmp(cmd->name, "shutdown")) &&
                busy_refused(s, cmd, argc, argv, argl, err, sizeof err)) {
-        resp_error(out, err);
         cmdstats_error(s->sh, err);
         cmdstats_reject(s->sh, cmd);
-        multi_doom(s);
+        if (s->multi && (cmd->flags & CMD_EXEC)) { /* the block ends, as Redis's execCommandAbort */
+            char abort_err[600];
+            snprintf(abort_err, sizeof abort_err, "EXECABORT Transaction discarded because of: %s", err);
+            resp_error(out, abort_err);
+            multi_discard(s);
+        } else {
+            resp_error(out, err);
+            multi_doom(s);
+        }
     } else if (!s->multi || !multi_intercept(s, cmd, argc, argv, argl, out)) {
-        int fed = __builtin_expect(monitor_active(), 0) && (cmd->flags & CMD_EXEC);
-        if (fed) monitor_feed_command(s, cmd, argc, argv, argl); /* EXEC: before its queue goes */
+        /* EXEC before its queue goes, a script before the lines of its calls */
+        int fed = __builtin_expect(monitor_active(), 0) && (cmd->flags & (CMD_EXEC | CMD_HOME));
+        if (fed) monitor_feed_command(s, cmd, argc, argv, argl);
         route(s, cmd, argc, argv, argl, discard, out);
         if (!fed && __builtin_expect(monitor_active(), 0)) monitor_feed_command(s, cmd, argc, argv, argl);
         if (s->tracking) tracking_after_command(s, cmd);

@@ -21,6 +21,12 @@ uint64_t dispatch_route_mask(session *s, const command *cmd, int argc, const cha
 void dispatch_before_write(cmd_ctx *c);
 /* Executes a resolved command in ctx (counts statistics). */
 void exec_command(cmd_ctx *c);
+/* Set while a script runs on this thread: the time (ms) its commands see,
+ * frozen at the script's start as Redis does (a key cannot expire in the
+ * middle of a script). */
+extern __thread int64_t dispatch_frozen_ms;
+/* Whether the command runs from a script (redis.call). */
+static inline int dispatch_in_script(void) { return dispatch_frozen_ms != 0; }
 /* Resolves container subcommands; NULL when none (the error text in err).
  * *named (when given) gets the row the name found even when the arguments
  * were refused (for rejected_calls), NULL for an unknown command. */

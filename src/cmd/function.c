@@ -647,11 +647,18 @@ static void rdb_write_functions(buf *o) {
 static int rdb_read_function(const char *code, size_t len, char *err, size_t errlen) {
     flib *l = check_library(code, len, err, errlen);
     if (!l) return -1;
-    if (restore_libs(&l, 1, 1, 1, err, errlen)) {
+    if (restore_libs(&l, 1, rdb_load_allow_dup ? 1 : 0, 1, err, errlen)) { /* a library already there: an error, unless merging */
         lib_free(l);
         return -1;
     }
     return 0;
+}
+
+void function_flush_libraries(void) {
+    pthread_mutex_lock(&lib_lock);
+    flush_libs();
+    pthread_mutex_unlock(&lib_lock);
+    script_bump_epoch();
 }
 
 int function_count(void) { return __atomic_load_n(&nfuncs, __ATOMIC_RELAXED); }
@@ -675,7 +682,7 @@ static command function_subs[] = {
 
 #define FCALL_ROW(nm, fn, extra, sum)                                                                                  \
     {.name = nm, .proc = fn, .arity = -3, .flags = CMD_NOSCRIPT | CMD_STALE | CMD_HOME | (extra), .keys = fcall_keys, \
-     .route = fcall_route, .group = "scripting", .since = "7.0.0", .acl = "slow scripting", .summary = sum}
+     .route = fcall_route, .hops = script_hops, .group = "scripting", .since = "7.0.0", .acl = "slow scripting", .summary = sum}
 
 static const command rows[] = {
     FCALL_ROW("fcall", fcall_cmd, CMD_MAY_REPLICATE, "Invoke a function"),

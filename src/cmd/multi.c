@@ -172,7 +172,11 @@ uint64_t multi_shards(session *s) {
     multi_state *m = s->multi;
     if (!m || m->doomed) return 0;
     uint64_t mask = 0;
-    for (int i = 0; i < m->n; i++) mask |= dispatch_route_mask(s, m->q[i].cmd, m->q[i].argc, m->q[i].argv, m->q[i].argl);
+    for (int i = 0; i < m->n; i++) {
+        if ((m->q[i].cmd->flags & CMD_HOME) && nshards > 1) /* a script may reach any key, and cannot start again here */
+            return nshards >= 64 ? ~0ull : (1ull << nshards) - 1;
+        mask |= dispatch_route_mask(s, m->q[i].cmd, m->q[i].argc, m->q[i].argv, m->q[i].argl);
+    }
     for (int i = 0; s->watch && i < s->watch->n; i++) /* EXEC looks at the watched keys */
         mask |= 1ull << shard_of_key(s->watch->w[i].key, s->watch->w[i].klen);
     return mask;

@@ -8,6 +8,7 @@
 #include "cmd/notify.h"
 #include "cmd/persist.h"
 #include "cmd/cmd.h"
+#include "cmd/script.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "persist/aof.h"
@@ -313,12 +314,14 @@ static void restore_cmd(cmd_ctx *c) {
 }
 
 void persist_debug_reload(cmd_ctx *c) {
-    int save = 1, flush = 1;
+    int save = 1, flush = 1, merge = 0;
     for (int i = 2; i < c->argc; i++) {
         if (arg_is(c, i, "nosave"))
             save = 0;
         else if (arg_is(c, i, "noflush"))
             flush = 0;
+        else if (arg_is(c, i, "merge"))
+            merge = 1;
         else {
             reply_error(c, "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
             return;
@@ -329,13 +332,18 @@ void persist_debug_reload(cmd_ctx *c) {
         return;
     }
     int ids[MAX_SHARDS], n = ctx_shards(c, ids);
-    if (flush)
+    if (flush) {
         for (int i = 0; i < n; i++)
             for (int d = 0; d < (int)cfg.databases_i; d++)
                 db_clear(ctx_shard_db(c, ids[i], d));
+        function_flush_libraries(); /* the functions go with the data, as in Redis */
+    }
     char err[512];
     rdb_load_stats st;
-    if (rdb_load(cfg.dbfilename_s, 1, ctx_now(c), &st, err, sizeof err) < 0) {
+    rdb_load_allow_dup = merge; /* MERGE (with NOFLUSH): what is loaded replaces what is there */
+    int rc = rdb_load(cfg.dbfilename_s, 1, ctx_now(c), &st, err, sizeof err);
+    rdb_load_allow_dup = 0;
+    if (rc < 0) {
         log_msg(LOG_WARNING, "%s", err);
         reply_error(c, "ERR Error trying to load the RDB dump, check server logs.");
         return;

@@ -5,7 +5,9 @@
 #include "lib/mem.h"
 #include "lib/sha1.h"
 #include "lib/util.h"
+#include "cmd/dispatch.h"
 #include "shard/shard.h"
+#include "shard/tx.h"
 #include <ctype.h>
 #include <lauxlib.h>
 #include <lua.h>
@@ -331,6 +333,56 @@ static int evalsha_route(int argc, const char **argv, const size_t *argl, int n)
     return route_by_sha(sha);
 }
 
+/* ---- a script on the shard of its keys ---- */
+
+typedef struct key_reg {
+    tx_part *p;
+    int dbid, x;
+} key_reg;
+
+static void reg_key(void *ud, const char *key, size_t klen) {
+    key_reg *k = ud;
+    tx_part_key(k->p, k->dbid, key, klen, k->x);
+}
+
+/* The reply of the run on the keys' shard, or (empty) the sign that it
+ * reached a key of another shard: then again, holding every shard. */
+static void remote_merge(tx *t, buf *out) {
+    size_t len;
+    const char *rep = tx_part_reply(t, 0, 0, &len);
+    msg *m = &t->parts[0]->m;
+    batch_item *it = &m->items[0];
+    if (len) {
+        buf_add(out, rep, len);
+        if (it->slow && t->sess) shard_slowlog_item(t->coord, m, it, t->sess); /* the slow log is the connection's shard's */
+        return;
+    }
+    const char *sargv[16];
+    size_t sargl[16];
+    const char **argv = it->argc > 16 ? zmalloc(sizeof(char *) * it->argc) : sargv;
+    size_t *argl = it->argc > 16 ? zmalloc(sizeof(size_t) * it->argc) : sargl;
+    msg_batch_args(m, it, argv, argl);
+    tx_keep_args(t, (int)it->argc, argv, argl);
+    if (argv != sargv) {
+        zfree(argv);
+        zfree(argl);
+    }
+    t->rerun_whole = 1;
+}
+
+int script_hops(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, int discard) {
+    uint64_t mask = dispatch_route_mask(s, cmd, argc, argv, argl);
+    if (!mask || (mask & (mask - 1)) || mask == 1ull << s->sh->id) return 0;
+    tx *t = tx_create_waited(s, cmd, discard);
+    t->parts_count = 1;
+    tx_part *p = tx_part_of(t, __builtin_ctzll(mask));
+    key_reg k = {.p = p, .dbid = s->db, .x = !(cmd->flags & CMD_READONLY)};
+    cmd_each_key(cmd, argc, argv, argl, reg_key, &k);
+    tx_part_add(p, cmd, argc, argv, argl, s->db, s->resp);
+    tx_run_split(t, 1, remote_merge);
+    return 1;
+}
+
 /* ---- SCRIPT ---- */
 
 static void script_load(cmd_ctx *c) {
@@ -394,7 +446,7 @@ static void script_help(cmd_ctx *c) {
 
 #define EVAL_ROW(nm, fn, rt, extra, sum)                                                                             \
     {.name = nm, .proc = fn, .arity = -3, .flags = CMD_NOSCRIPT | CMD_STALE | CMD_HOME | (extra), .keys = eval_keys, \
-     .route = rt, .group = "scripting", .since = "2.6.0", .acl = "slow scripting", .summary = sum}
+     .route = rt, .hops = script_hops, .group = "scripting", .since = "2.6.0", .acl = "slow scripting", .summary = sum}
 
 static command script_subs[] = {
     {.name = "script|load", .proc = script_load, .arity = 3, .flags = CMD_NOSCRIPT | CMD_STALE, .group = "scripting",
@@ -420,4 +472,7 @@ static const command rows[] = {
      .nsubs = (int)(sizeof script_subs / sizeof script_subs[0])},
 };
 
-void script_register(void) { cmd_register(rows, (int)(sizeof rows / sizeof rows[0])); }
+void script_register(void) {
+    cmd_register(rows, (int)(sizeof rows / sizeof rows[0]));
+    shard_cron_hook = slua_cron;
+}

@@ -6,14 +6,18 @@
  * function libraries are global (one logical server); a shard compiles a
  * body into its state the first time it runs it there.
  *
- * A script runs as one command on the thread of its caller's connection:
- *   - inline, when its declared keys are all on that shard;
- *   - else under whole-shard locks of the shards its keys are on (a
- *     transaction, shard/tx.h), reaching their data as EXEC does.
+ * A script runs as one command:
+ *   - inline, when its declared keys are all on its connection's shard;
+ *   - on the shard of its keys when they are all on one other shard, as
+ *     the one part of a transaction holding them (script_hops);
+ *   - else on its connection's shard under whole-shard locks of the shards
+ *     its keys are on (a transaction, shard/tx.h), reaching their data as
+ *     EXEC does.
  * A redis.call on a key of a shard the run does not hold (an undeclared
- * key) stops the script when it has not written yet: it runs again under
- * the locks of every shard, and its name is remembered so later calls take
- * every shard at once. After a write, such a call is an error. */
+ * key), or on an undeclared key another transaction holds, stops the script
+ * (its writes undone, script_undo.c): it runs again under the locks of every
+ * shard, and its name is remembered so later calls take every shard at
+ * once. Past the undo limits, such a call is an error. */
 #ifndef SHOAL_SCRIPT_H
 #define SHOAL_SCRIPT_H
 #include "cmd/cmd.h"
@@ -45,12 +49,14 @@ typedef struct script_run {
     uint64_t held;      /* shards this run may touch (bit per shard) */
     buf reply;          /* scratch: one inner command's reply */
     int may_rerun;      /* it could still start again holding every shard */
+    int remote;         /* runs on its keys' shard for a connection of another (script_hops) */
     struct undo_rec *undo; /* the keys it wrote, as they were (script_undo.c) */
     int nundo, capundo;
     size_t reply_at; /* where the script's reply starts in c->out */
     int64_t start_ms;
     int busy;        /* past busy-reply-threshold: the shard is published busy */
     int is_function;
+    int oom;         /* over maxmemory when it started (Redis's pre_command_oom_state) */
 } script_run;
 
 /* The executing shard's Lua state (created, or recreated after SCRIPT
@@ -88,6 +94,10 @@ struct lua_State *slua_open_temp(void);
 void slua_close_temp(struct lua_State *L);
 /* Bumps the epoch: every shard rebuilds its state on its next script. */
 void script_bump_epoch(void);
+/* From every shard's cron: frees the shard's Lua state once SCRIPT FLUSH
+ * or a library change made it stale (INFO counts only what is in use). */
+struct shard;
+void slua_cron(struct shard *sh);
 /* Bytes the Lua states hold (INFO used_memory_lua). */
 size_t slua_memory(void);
 /* Limits for tests and fuzzing: bytes per Lua state (default 1 GB), and
@@ -138,10 +148,18 @@ int script_busy_check(script_run *r);
 /* At the end of a run: the shard is not busy any more. */
 void script_busy_end(script_run *r);
 
+/* EVAL's and FCALL's hops (cmd.h): when the declared keys are all on one
+ * shard that is not the connection's, the script runs there, as the one
+ * part of a transaction holding those keys (the connection waits for it);
+ * 0 otherwise (whole-shard locks, or inline). */
+int script_hops(struct session *s, const command *cmd, int argc, const char **argv, const size_t *argl, int discard);
+
 /* INFO memory's scripting fields (used_memory_lua, number_of_cached_scripts,
  * number_of_functions, ...). */
 void script_info_memory(buf *o);
 int function_count(void);
+/* Removes every function library (DEBUG RELOAD empties them with the data). */
+void function_flush_libraries(void);
 int function_lib_count(void);
 
 /* Script flags from a shebang's first line (EVAL) or register_function's

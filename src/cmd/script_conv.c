@@ -175,7 +175,7 @@ size_t sconv_push_reply(lua_State *L, const char *p, size_t n) { return push_rep
 /* The string field `name` of the table at idx, or NULL. */
 static const char *str_field(lua_State *L, int idx, const char *name, size_t *len) {
     lua_pushstring(L, name);
-    lua_gettable(L, idx); /* metamethods run, as in Redis (the caller runs this protected) */
+    lua_rawget(L, idx); /* no metamethods, as Redis 7.0 */
     if (lua_type(L, -1) != LUA_TSTRING) {
         lua_pop(L, 1);
         return NULL;
@@ -188,7 +188,7 @@ static const char *str_field(lua_State *L, int idx, const char *name, size_t *le
 /* Pushes field `name` of the table at idx when it has type t (returns 1). */
 static int typed_field(lua_State *L, int idx, const char *name, int t) {
     lua_pushstring(L, name);
-    lua_gettable(L, idx);
+    lua_rawget(L, idx);
     if (lua_type(L, -1) == t) return 1;
     lua_pop(L, 1);
     return 0;
@@ -223,8 +223,14 @@ static int reply_table(lua_State *L, int idx, buf *out, int proto, int sresp, in
         return 0;
     }
     if ((s = str_field(L, idx, "big_number", &n))) {
-        if (proto >= 3) add_line(out, '(', s, n);
-        else resp_bulk(out, s, n);
+        if (proto >= 3) {
+            add_line(out, '(', s, n);
+        } else { /* a bulk string, CR/LF turned into spaces as well */
+            size_t at = out->len;
+            resp_bulk(out, s, n);
+            for (size_t i = out->len - n - 2; i < out->len - 2 && i >= at; i++)
+                if (out->p[i] == '\r' || out->p[i] == '\n') out->p[i] = ' ';
+        }
         return 0;
     }
     if (typed_field(L, idx, "map", LUA_TTABLE)) {

@@ -13,12 +13,16 @@
  * an error, as in Redis. */
 #include "cmd/script.h"
 #include "cmd/dispatch.h"
+#include "cmd/monitor.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/mem.h"
 #include "lib/sha1.h"
 #include "persist/aof.h"
 #include "shard/cmdstats.h"
+#include "server/config.h"
+#include "shard/evict.h"
+#include "shard/lock.h"
 #include "shard/shard.h"
 #include "shard/tx.h"
 #include <lauxlib.h>
@@ -169,6 +173,33 @@ static const command *find_cmd(int argc, const char **argv, const size_t *argl, 
     return NULL;
 }
 
+/* A remote run holds only its declared keys on this shard: whether the
+ * command names another key that some transaction here holds. */
+typedef struct key_check {
+    script_run *r;
+    int x, hit;
+} key_check;
+
+static void declared_cmp(void *ud, const char *key, size_t klen) {
+    const char **k = ud;
+    if (k[0] && (size_t)(uintptr_t)k[1] == klen && !memcmp(k[0], key, klen)) k[0] = NULL;
+}
+
+static void check_key(void *ud, const char *key, size_t klen) {
+    key_check *k = ud;
+    if (k->hit) return;
+    cmd_ctx *c = k->r->c;
+    const char *probe[2] = {key, (const char *)(uintptr_t)klen};
+    cmd_each_key(c->cmd, c->argc, c->argv, c->argl, declared_cmp, probe);
+    if (probe[0]) k->hit = lock_conflicts(&c->sh->locks, lock_hash(k->r->fake.db, key, klen), k->x);
+}
+
+static int undeclared_locked(script_run *r, const command *cmd, int argc, const char **argv, const size_t *argl) {
+    key_check k = {.r = r, .x = (cmd->flags & CMD_WRITE) != 0};
+    cmd_each_key(cmd, argc, argv, argl, check_key, &k);
+    return k.hit;
+}
+
 static int do_call(lua_State *L, int raise) {
     script_run *r = cur;
     int argc = lua_gettop(L);
@@ -218,9 +249,15 @@ static int do_call(lua_State *L, int raise) {
         }
     if (cmd && !err && (cmd->flags & CMD_WRITE) && r->ro)
         err = "ERR Write commands are not allowed from read-only scripts.";
+    if (cmd && !err && r->oom && !r->wrote && (cmd->flags & CMD_DENYOOM) && !(r->flags & SF_ALLOW_OOM)) {
+        err = OOM_ERR; /* over maxmemory at its start, and nothing written yet: it can still stop (Redis) */
+        cmdstats_reject(r->c->sh, cmd);
+    }
     if (cmd && !err && nshards > 1) {
         r->fake.db = r->c->dbid;
         uint64_t need = dispatch_route_mask(&r->fake, cmd, argc, argv, argl);
+        if (r->remote && !(need & ~r->held) && undeclared_locked(r, cmd, argc, argv, argl))
+            need = ~0ull; /* an undeclared key another transaction holds here: holding every shard, in order */
         if (need & ~r->held) {
             if (r->may_rerun) {
                 r->abort = 1;
@@ -243,8 +280,11 @@ static int do_call(lua_State *L, int raise) {
             if (r->may_rerun && !sundo_save(r, &sub)) r->may_rerun = 0;
             r->wrote = 1;
         }
+        if (__builtin_expect(monitor_active(), 0) && !(cmd->flags & CMD_ADMIN))
+            monitor_feed(r->c->sh, "lua", r->c->dbid, argc, argv, argl);
         exec_command(&sub);
         r->c->dbid = r->fake.db; /* SELECT inside the script */
+        lua_settop(L, 0); /* the arguments are done with: room for the reply (unpack of 7999 values) */
         if (!sconv_push_reply(L, r->reply.p, r->reply.len)) {
             lua_pop(L, 1);
             lua_pushboolean(L, 0);
@@ -726,6 +766,14 @@ static int build(lua_State *L) {
     return 0;
 }
 
+void slua_cron(shard *sh) {
+    slua *s = &states[sh->id];
+    if (s->L && !cur && s->epoch != script_cache_epoch()) { /* stale: built again on the next script */
+        lua_close(s->L);
+        s->L = NULL;
+    }
+}
+
 lua_State *slua_state(int id) {
     slua *s = &states[id];
     uint64_t epoch = script_cache_epoch();
@@ -817,7 +865,7 @@ static int conv_protected(lua_State *L) {
         size_t n = r->c->out->len - r->reply_at - 1;
         char tmp[128];
         size_t k = 0;
-        while (k < n && k < sizeof tmp - 1 && e[k] != ' ' && e[k] != '\r') tmp[k] = e[k], k++;
+        while (k < n && k < sizeof tmp - 1 && e[k] != '\r') tmp[k] = e[k], k++; /* cmdstats_error takes the code */
         tmp[k] = 0;
         cmdstats_error(r->c->sh, tmp);
     }
@@ -846,13 +894,31 @@ void slua_run(lua_State *L, script_run *r, int nargs) {
     }
     r->held = 0;
     for (int i = 0; i < n; i++) r->held |= 1ull << held[i];
-    r->may_rerun = nshards > 1 && n < nshards && !r->c->in_exec && r->c->sess && r->c->sess->conn;
+    shard *sh = r->c->sh;
+    r->oom = cfg_get(maxmemory) > 0 && !aof_loading &&
+             ((evict_policy() & EVP_NONE) ? evict_over(sh) : evict_run(sh) == EVICT_FAIL);
+    if (r->oom && !(r->flags & (SF_COMPAT | SF_ALLOW_OOM | SF_NO_WRITES))) { /* a script with flags says so */
+        /* Redis refuses it as a deny-oom command before it starts; inside EXEC it says why */
+        const char *e = r->c->in_exec ? "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'"
+                                      : OOM_ERR;
+        resp_error(r->c->out, e);
+        cmdstats_error(sh, e);
+        cur = outer;
+        lua_settop(L, base);
+        return;
+    }
+    /* a remote run (script_hops: no session, no transaction) answers with nothing to start again */
+    r->remote = !r->c->sess && !r->c->tx && !r->c->in_exec;
+    r->may_rerun = nshards > 1 && n < nshards && !r->c->in_exec && (r->c->sess ? r->c->sess->conn != NULL : r->remote);
     aof_tx_begin(r->c->sh); /* the commands it runs: one MULTI/EXEC block in the AOF */
     steps_left = slua_step_budget;
     r->start_ms = clock_ns() / 1000000;
     r->is_function = !strcmp(r->source, "@user_function");
     lua_sethook(L, run_hook, LUA_MASKCOUNT, slua_step_budget ? HOOK_EVERY_BUDGET : HOOK_EVERY);
+    int64_t frozen = dispatch_frozen_ms;
+    dispatch_frozen_ms = r->c->sh->now_ms; /* its commands see the time it started */
     int rc = lua_pcall(L, nargs, 1, errh);
+    dispatch_frozen_ms = frozen;
     script_busy_end(r);
     if (r->abort) { /* it runs again from the start: nothing it did stays */
         sundo_restore(r);

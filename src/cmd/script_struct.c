@@ -177,7 +177,7 @@ static lua_Number getinteger(const char *p, int endian, int issigned, size_t siz
         l = (l << 8) | c;
     }
     if (!issigned) return (lua_Number)l;
-    if (size < 8) {
+    if (size > 0 && size < 8) { /* (i0 reads no byte: 0) */
         unsigned long long mask = ~0ull << (size * 8 - 1);
         if (l & mask) l |= mask;
     }

@@ -16,6 +16,7 @@
 #include "cmd/cross.h"
 #include "cmd/notify.h"
 #include "cmd/cmd.h"
+#include "cmd/dispatch.h"
 #include "cmd/hash.h"
 #include "cmd/list.h"
 #include "cmd/set.h"
@@ -418,8 +419,8 @@ static void store_range(cmd_ctx *c, const sort_vec *sv, const sort_opts *o, long
 
 /* Steps 2 and 3 once the options are known and the key checked. */
 static void sort_run(cmd_ctx *c, const entry *e, sort_opts *o) {
-    /* A set has no order of its own: when one is stored, sort it. */
-    if (o->dontsort && e && entry_type(e) == T_SET && o->store) {
+    /* A set has no order of its own: when one is stored or goes to a script, sort it (as Redis). */
+    if (o->dontsort && e && entry_type(e) == T_SET && (o->store || dispatch_in_script())) {
         o->dontsort = 0;
         o->alpha = 1;
         o->by = 0;

@@ -401,6 +401,38 @@ void conn_write_all(shard *sh) {
         conn *c = sh->write_head;
         sh->write_head = c->write_next;
         c->in_write = 0;
+        /* in the middle of a pipeline that waits for one of its commands
+         * (a transaction): the replies go out with the next ones, as Redis
+         * writes a pipeline's replies once (the command's end schedules
+         * the write again) */
+        if (c->waiting && c->qbuf.len > c->rp.start && c->out.len - c->out_pos < CONN_RBUF_CHUNK) continue;
+        if (!c->closed) write_out(c);
+        conn_release_if_done(c);
+    }
+}
+
+void conn_serve_busy(shard *sh, conn *skip) {
+    conn *list = sh->pending_head; /* commands queued before: BUSY now */
+    sh->pending_head = sh->pending_tail = NULL;
+    while (list) {
+        conn *c = list;
+        list = c->pend_next;
+        c->in_pending = 0;
+        if (c == skip || c->rerun) shard_add_pending(sh, c); /* a blocked command to run again: after */
+        else if (c->closed) conn_release_if_done(c);
+        else conn_process(c);
+    }
+    if (aof_active() && aof_before_send_outer(sh)) return; /* their log first */
+    conn *w = sh->write_head;
+    sh->write_head = NULL;
+    while (w) {
+        conn *c = w;
+        w = c->write_next;
+        c->in_write = 0;
+        if (c == skip) {
+            schedule_write(c);
+            continue;
+        }
         if (!c->closed) write_out(c);
         conn_release_if_done(c);
     }

@@ -141,6 +141,10 @@ void conn_process(conn *c);
 void conn_write_now(conn *c);
 /* Writes pending output of every connection in the shard's write list. */
 void conn_write_all(struct shard *sh);
+/* From a long command's poll (shard_busy_poll): runs the pending
+ * connections and writes the replies waiting for the end of the turn,
+ * every connection's but skip's (the one running the command). */
+void conn_serve_busy(struct shard *sh, conn *skip);
 /* Closes now (the memory goes when nothing is in flight). */
 void conn_close(conn *c);
 void conn_release_if_done(conn *c);

@@ -335,6 +335,35 @@ int aof_before_send(shard *sh) {
     return -1;
 }
 
+int aof_before_send_outer(shard *sh) {
+    aof_slot *s = &slots[sh->id];
+    if (!s->in_tx) return aof_before_send(sh);
+    if (s->tx_at) { /* commit what was logged before the block; the block stays */
+        size_t rest = s->b.len - s->tx_at;
+        char *tail = rest ? zmalloc(rest) : NULL;
+        if (rest) memcpy(tail, s->b.p + s->tx_at, rest);
+        uint32_t tail_cmds = s->ncmds - s->tx_cmds;
+        int last = s->last_db;
+        s->b.len = s->tx_at;
+        s->last_db = s->tx_last_db;
+        pthread_mutex_lock(&W.lock);
+        commit_locked(s);
+        pthread_mutex_unlock(&W.lock);
+        if (rest) buf_add(&s->b, tail, rest);
+        zfree(tail);
+        s->first_db = s->tx_last_db;
+        s->last_db = rest ? last : s->tx_last_db;
+        s->ncmds = tail_cmds;
+        s->tx_at = 0;
+        s->tx_cmds = 0;
+    }
+    if (!aof_holding(sh)) return 0;
+    pthread_mutex_lock(&W.sync_lock);
+    sync_locked("always");
+    pthread_mutex_unlock(&W.sync_lock);
+    return aof_holding(sh) ? -1 : 0;
+}
+
 int aof_deny(const command *cmd, char *err, size_t errlen) {
     int e = LOAD(W.write_errno);
     if (!e) e = LOAD(W.fsync_errno);

@@ -61,6 +61,10 @@ void aof_tx_discard(struct shard *sh);
  * output because what it logged is not on disk (write or sync error under
  * always; retried on the next call), else 0. */
 int aof_before_send(struct shard *sh);
+/* As aof_before_send, inside aof_tx_begin/end too: commits what was
+ * logged before the outermost begin (the block goes on), so the replies of
+ * those commands may leave while a long script runs. 0 when they may. */
+int aof_before_send_outer(struct shard *sh);
 /* 1 while shard sh must not write replies (see aof_before_send). */
 int aof_holding(struct shard *sh);
 /* MISCONF: after a write or sync error, write commands (and PING) are

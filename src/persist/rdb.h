@@ -147,6 +147,10 @@ typedef struct rdb_load_stats {
  * returns 0. Else 0, or -1 with the problem in err ("Wrong RDB checksum",
  * "Short read or OOM loading DB", ...). */
 int rdb_load(const char *path, int threads, int64_t now_ms, rdb_load_stats *st, char *err, size_t errlen);
+/* Set around a load (DEBUG RELOAD MERGE): a key already in memory is
+ * replaced instead of failing the load (Redis's RDBFLAGS_ALLOW_DUP); the
+ * function reader sees it too. */
+extern int rdb_load_allow_dup;
 /* For the base of an AOF: the same, except that keys past their deadline
  * load too (the AOF's commands replay over them, as Redis loads an AOF
  * preamble), and *end gets the offset just after the RDB's checksum (an

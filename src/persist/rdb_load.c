@@ -179,7 +179,10 @@ static int add_key(loader *l, int type, int64_t expire, int64_t idle, int freq) 
         l->st.expired++;
     } else {
         db *d = &shards[owner]->dbs[l->dbid];
-        if (table_link(d->t, key.s, key.len)) {
+        entry **old = table_link(d->t, key.s, key.len);
+        if (old && rdb_load_allow_dup) {
+            db_delete_link(d, old);
+        } else if (old) {
             snprintf(l->err, sizeof l->err, "RDB has duplicated key '%.*s' in DB %d",
                      (int)(key.len > 64 ? 64 : key.len), key.s, l->dbid);
             entry_free(e);
@@ -401,6 +404,8 @@ static int load_path(const char *path, int threads, load_opts *o, rdb_load_stats
     }
     return rc;
 }
+
+int rdb_load_allow_dup;
 
 int rdb_load(const char *path, int threads, int64_t now_ms, rdb_load_stats *st, char *err, size_t errlen) {
     load_opts o = {.now = now_ms};

@@ -331,7 +331,7 @@ static void handle(shard *s, msg *m) {
     }
 }
 
-int shard_drain_inbox(shard *s) {
+static int drain_deferred(shard *s) {
     int n = 0;
     while (s->busy_deferred) { /* what a busy poll left, in the order it arrived */
         msg *m = s->busy_deferred;
@@ -340,6 +340,11 @@ int shard_drain_inbox(shard *s) {
         handle(s, m);
         n++;
     }
+    return n;
+}
+
+int shard_drain_inbox(shard *s) {
+    int n = drain_deferred(s);
     for (int from = 0; from < nshards; from++) {
         ring *r = s->inbox[from];
         if (!r) continue;
@@ -347,6 +352,9 @@ int shard_drain_inbox(shard *s) {
         while ((m = ring_pop(r))) {
             handle(s, m);
             n++;
+            /* a long command in that message (a script on its keys' shard)
+             * set messages aside: they came before what the rings hold now */
+            if (s->busy_deferred) n += drain_deferred(s);
         }
     }
     return n;
@@ -363,6 +371,8 @@ static int inbox_empty(shard *s) {
 int shard_active_expire = 1;
 int shard_cron_paused;
 
+void (*shard_cron_hook)(shard *s);
+
 void shard_cron(shard *s) {
     int64_t now = s->now_ms;
     s->lru_clock = (uint32_t)(now / 1000) & LRU_CLOCK_MAX;
@@ -377,6 +387,7 @@ void shard_cron(shard *s) {
     s->ops_sample_time = now;
     s->ops_sample_cmds = s->stat_commands;
     if (s->locked_by) return;
+    if (shard_cron_hook) shard_cron_hook(s);
     tracking_cron(s);
     persist_cron(s);
     evict_step(s); /* maxmemory: other shards' keys may have filled the memory */
@@ -745,8 +756,6 @@ int shard_busy_poll(shard *s, conn *skip) {
     struct epoll_event evs[64];
     int n = epoll_wait(s->epfd, evs, 64, 0);
     s->now_ms = mstime();
-    conn *served[64];
-    int ns = 0;
     for (int i = 0; i < n; i++) {
         uint64_t tag = evs[i].data.u64;
         if ((tag & 7) == TAG_LISTENER) {
@@ -759,25 +768,26 @@ int shard_busy_poll(shard *s, conn *skip) {
             conn *c = (conn *)evs[i].data.ptr;
             if (c == skip || c->closed) continue;
             if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) conn_on_readable(c);
-            if (!c->closed) served[ns++] = c;
+            if (!c->closed && (evs[i].events & EPOLLOUT)) conn_on_writable(c);
         }
     }
     if (s->sq_waiting) tx_refuse_held(s, shards_busy_err);
-    for (int i = 0; i < ns; i++) conn_write_now(served[i]);
 
     /* replies of commands this shard's clients sent elsewhere before it
-     * became busy go out; everything else waits for the loop, in order */
+     * became busy, and of their blocked commands served elsewhere, go out;
+     * everything else waits for the loop, in order */
     for (int from = 0; from < nshards; from++) {
         ring *r = s->inbox[from];
         msg *m;
         while (r && (m = ring_pop(r))) {
-            if (m->type == SM_BATCH_DONE) {
-                conn *cs[64];
-                uint32_t nc = 0;
-                for (uint32_t i = 0; i < m->nitems && nc < 64; i++) cs[nc++] = m->items[i].conn;
+            int mine = 0; /* replies for the long command's own connection: its slots wait */
+            for (uint32_t i = 0; m->type == SM_BATCH_DONE && i < m->nitems && skip; i++) mine |= m->items[i].conn == skip;
+            if (m->type == SM_BATCH_DONE && !mine) {
                 batch_done(s, m);
-                for (uint32_t i = 0; i < nc; i++)
-                    if (!cs[i]->closed) conn_write_now(cs[i]);
+                continue;
+            }
+            if (m->type == SM_UNBLOCK) { /* (one that must run again at home waits: conn_serve_busy) */
+                block_on_message(s, m);
                 continue;
             }
             if (m->type == SM_BATCH) { /* sent before the sender saw this shard busy */
@@ -796,6 +806,7 @@ int shard_busy_poll(shard *s, conn *skip) {
             s->busy_deferred_tail = m;
         }
     }
+    conn_serve_busy(s, skip); /* BUSY answers, and replies the turn had made before the command */
     /* commands this shard's clients sent elsewhere just before, and the
      * BUSY answers above, leave now (with the AOF on they wait: the log goes
      * first, and the long command's own block is not finished) */

@@ -146,6 +146,7 @@ static void grant(shard *sh, tx_part *p) {
     }
     if (p->whole) sh->locked_by = p->t;
     if (p->armed) shard_run_batch_items(sh, &p->m, 0);
+    if (p->solo) dequeue(sh, p); /* nothing else of its transaction waits: no RELEASE comes */
     to_coord(sh, p, SM_GRANTED);
 }
 
@@ -341,7 +342,7 @@ static void unlink_split(conn *o, tx *t) {
 static void tx_done(tx *t) {
     shard *sh = t->coord;
     conn *o = t->owner;
-    if (!t->whole) cmdstats_call(sh, t->cmd, clock_ns() - t->start_ns, 0); /* split or hops: one call */
+    if (!t->whole && !t->parts_count) cmdstats_call(sh, t->cmd, clock_ns() - t->start_ns, 0); /* split or hops: one call */
     if (o) {
         if (!t->blocked) t->slot->ready = 1;
         if (o->waiting == t) o->waiting = NULL;
@@ -368,7 +369,8 @@ static void release_all(tx *t) {
         tx_part *p = t->parts[i];
         if (p->deferred) continue; /* never queued: tx_done frees it */
         t->parts[i] = NULL;
-        to_part(t, p, SM_RELEASE);
+        if (p->solo) part_free(t->coord, p); /* already out of its shard's queue */
+        else to_part(t, p, SM_RELEASE);
     }
 }
 
@@ -435,6 +437,15 @@ static void phase_step(tx *t) {
             if (own) shard_run_batch_items(t->coord, &own->m, 0);
             t->merge(t, tx_out(t));
             release_all(t);
+            if (t->rerun_whole && t->n < nshards) { /* again, over every shard, as the whole-shard mode does */
+                t->rerun_whole = t->armed = 0;
+                t->whole = 1;
+                t->n = 0;
+                for (int i = 0; i < nshards; i++) tx_part_of(t, i);
+                t->retries++;
+                schedule(t);
+                break;
+            }
             tx_done(t);
         } else {
             phase_start(t, TXP_EXEC);
@@ -482,6 +493,7 @@ static void schedule(tx *t) {
         p->armed = (uint8_t)t->armed;
         p->granted = p->failed = 0;
         p->deferred = !t->whole && !t->step && !t->retries && t->n > 1 && p->shard == t->coord->id;
+        p->solo = !t->whole && !t->step && t->armed && t->n == 1;
         p->m.done_items = 0;
         p->m.replies.len = 0;
         if (!p->deferred) phase_send(t, p, SM_SCHED);
@@ -590,13 +602,19 @@ tx *tx_create(session *s, const command *cmd, int discard) {
     return t;
 }
 
+tx *tx_create_waited(session *s, const command *cmd, int discard) {
+    tx *t = tx_alloc(s->sh, cmd);
+    attach(t, s, discard, 1);
+    return t;
+}
+
 void tx_run_steps(tx *t, tx_step_fn *step) {
     t->step = step;
     tx_run_split(t, 1, NULL);
 }
 
 void tx_run_split(tx *t, int armed, tx_merge_fn *merge) {
-    if (t->writes && t->owner) t->owner->tx_writes++;
+    if (t->writes && t->owner && t->owner->waiting != t) t->owner->tx_writes++;
     t->armed = armed;
     t->merge = merge;
     schedule(t);

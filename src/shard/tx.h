@@ -66,6 +66,7 @@ typedef struct tx_part {
     uint8_t armed;      /* run m's batch as soon as granted (read-only) */
     uint8_t granted, failed, queued;
     uint8_t deferred;   /* the coordinator's own part, run at the others' grant without locks */
+    uint8_t solo;       /* the only part, armed: it runs and lets its locks go at the grant */
     tx_key *keys;
     uint32_t nkeys, capkeys;
 } tx_part;
@@ -111,6 +112,8 @@ typedef struct tx {
     uint64_t bloom;       /* bit h >> 58 of each key's lock hash */
     int writes;           /* some key is locked exclusive */
     int64_t start_ns;     /* when it began (commandstats) */
+    int parts_count;      /* its parts count the call (a script run on its keys' shard) */
+    int rerun_whole;      /* set by merge: run the command again holding every shard (tx_keep_args first) */
 } tx;
 
 /* Starts a whole-shard transaction for a command of s over shards
@@ -129,6 +132,9 @@ void tx_begin_internal(shard *sh, const command *cmd, int argc, const char **arg
  * take effect in the order it sent them, even when a transaction is
  * refused and scheduled again. */
 tx *tx_create(session *s, const command *cmd, int discard);
+/* The same, but the connection reads nothing more until t ends (its merge
+ * may ask for a run over every shard, which must come before them). */
+tx *tx_create_waited(session *s, const command *cmd, int discard);
 tx_part *tx_part_of(tx *t, int shard); /* the part on shard (created on first use) */
 void tx_part_key(tx_part *p, int dbid, const char *key, size_t klen, int exclusive);
 batch_item *tx_part_add(tx_part *p, const command *cmd, int argc, const char **argv, const size_t *argl, int dbid,

@@ -142,6 +142,30 @@ def test_functions_survive_restart(spawn):
     assert c.fcall_ro("ro_get", 1, "k") == b"before"
 
 
+def test_debug_reload_noflush_and_merge(spawn):
+    """DEBUG RELOAD empties the functions with the data; NOFLUSH finds the
+    library already there (the load fails); NOFLUSH MERGE replaces it."""
+    srv = spawn("--enable-debug-command", "yes")
+    c = srv.new_client()
+    one = "#!lua name=one\nredis.register_function('f1', function() return 'one' end)"
+    two = "#!lua name=two\nredis.register_function('f2', function() return 'two' end)"
+    c.function_load(one)
+    c.set("x", "1")
+    assert c.execute_command("DEBUG", "RELOAD") == b"OK"
+    assert [l[1] for l in c.function_list()] == [b"one"]
+    with pytest.raises(redis.ResponseError, match="Error trying to load the RDB"):
+        c.execute_command("DEBUG", "RELOAD", "NOFLUSH")
+    c.function_flush()
+    c.function_load(one)
+    c.function_load(two)
+    c.set("x", "2")
+    assert c.execute_command("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH", "MERGE") == b"OK"
+    assert c.fcall("f1", 0) == b"one" and c.fcall("f2", 0) == b"two"
+    assert c.get("x") == b"1"  # the saved value replaced the one in memory
+    with pytest.raises(redis.ResponseError, match="MERGE, NOFLUSH and NOSAVE"):
+        c.execute_command("DEBUG", "RELOAD", "BAD")
+
+
 def test_function_over_keys_of_several_shards(f):
     """A function that reads and writes keys of every shard (declared or not)
     sees and leaves a consistent state."""

@@ -80,6 +80,24 @@ def test_monitor_multi_exec(server, r, mon):
     assert [g[2] for g in lines(mon, 2)] == ['"MULTI"', '"EXEC"']
 
 
+def test_monitor_script_calls(r, mon):
+    """A script shows as its EVAL/FCALL line, then one line per redis.call
+    from "lua", in the script's database, whichever shard holds its keys."""
+    addr = my_addr(r)
+    lines(mon, 1)  # CLIENT INFO
+    for k in ("foo", "k1", "k2", "k3"):  # keys on different shards at --threads 4
+        r.eval("redis.call('set', KEYS[1], ARGV[1]); return redis.call('get', KEYS[1])", 1, k, "bar")
+        assert lines(mon, 3) == [
+            (0, addr, '"EVAL" "redis.call(\'set\', KEYS[1], ARGV[1]); return redis.call(\'get\', KEYS[1])" '
+                      '"1" "%s" "bar"' % k),
+            (0, "lua", '"set" "%s" "bar"' % k), (0, "lua", '"get" "%s"' % k)]
+    r.execute_command("SELECT", "2")
+    r.eval("return redis.call('incr', KEYS[1])", 1, "n")
+    r.execute_command("SELECT", "0")
+    assert [g[:2] + (g[2].split(" ")[0],) for g in lines(mon, 4)] == [
+        (2, addr, '"SELECT"'), (2, addr, '"EVAL"'), (2, "lua", '"incr"'), (0, addr, '"SELECT"')]
+
+
 def test_monitor_redacts_and_skips_admin(r, mon):
     r.execute_command("HELLO", "2", "AUTH", "default", "secret")
     r.config_get("maxmemory")  # admin: not shown

@@ -7,7 +7,7 @@ import time
 import pytest
 import redis
 
-from test_atomicity import keys_on_distinct_shards
+from test_atomicity import keys_on_distinct_shards, shard_of
 
 
 def enc(*args):
@@ -88,6 +88,10 @@ LUA_TO_RESP2 = [
     ("return {1,false,3}", b"*3\r\n:1\r\n$-1\r\n:3\r\n"),
     ("return {double=3.5}", b"$3\r\n3.5\r\n"),
     ("return {big_number='123'}", b"$3\r\n123\r\n"),
+    ("return {big_number='123\\r\\n123'}", b"$8\r\n123  123\r\n"),
+    ("return _G", b"*0\r\n"),
+    ("local a = {} setmetatable(a, {__index=function() foo() end}) return a", b"*0\r\n"),
+    ("local a = {} for i = 1, 7999 do a[i] = 1 end return redis.call('lpush', 'l', unpack(a))", b":7999\r\n"),
     ("return {map={a=1}}", b"*2\r\n$1\r\na\r\n:1\r\n"),
     ("return {set={a=true}}", b"*1\r\n$1\r\na\r\n"),
     ("return {verbatim_string={format='txt',string='hi'}}", b"$2\r\nhi\r\n"),
@@ -106,6 +110,7 @@ LUA_TO_RESP3 = [
     ("redis.setresp(3); return false", b"#f\r\n"),
     ("return {double=3.5}", b",3.5\r\n"),
     ("return {big_number='123'}", b"(123\r\n"),
+    ("return {big_number='123\\r\\n123'}", b"(123  123\r\n"),
     ("return {map={a=1}}", b"%1\r\n$1\r\na\r\n:1\r\n"),
     ("return {set={a=true}}", b"~1\r\n$1\r\na\r\n"),
     ("return {verbatim_string={format='txt',string='hi'}}", b"=6\r\ntxt:hi\r\n"),
@@ -116,6 +121,75 @@ LUA_TO_RESP3 = [
 def test_lua_to_resp3(raw, script, expect):
     raw.cmd("hello", "3")
     assert raw.cmd("eval", script, 0) == expect
+
+
+def test_reply_conversion_reads_no_metamethods(r):
+    script = "local a = {} setmetatable(a, {__index=function() redis.call('set', 'x', '1') end}) return a"
+    assert r.eval(script, 0) == []
+    assert r.get("x") is None
+
+
+def test_time_stands_still_inside_a_script(spawn):
+    srv = spawn("--enable-debug-command", "yes")
+    c = srv.new_client()
+    c.execute_command("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1")  # DEBUG SLEEP from the script
+    script = ("redis.call('set', 'key', 'value', 'px', '1') redis.call('debug', 'sleep', '0.01') "
+              "return redis.call('exists', 'key')")
+    assert c.eval(script, 0) == 1
+    assert c.exists("key") == 0
+
+
+def test_debug_object_sees_an_expired_key_still_in_the_table(spawn):
+    srv = spawn("--enable-debug-command", "yes")
+    c = srv.new_client()
+    c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    c.set("key", "value", px=1)
+    time.sleep(0.01)
+    assert c.execute_command("DEBUG", "OBJECT", "key").startswith(b"Value at:")
+    assert c.eval("return redis.call('exists', 'key')", 0) == 0
+    assert c.exists("key") == 0
+    with pytest.raises(redis.ResponseError, match="no such key"):
+        c.execute_command("DEBUG", "OBJECT", "key")
+
+
+def test_sort_of_a_set_by_constant_is_ordered_for_scripts(r):
+    r.sadd("myset", *"m d n i u aaa o s l h c f e azz b aa a z p v q r g t".split())
+    got = r.eval("return redis.call('sort', KEYS[1], 'by', '_')", 1, "myset")
+    assert got == [x.encode() for x in sorted("m d n i u aaa o s l h c f e azz b aa a z p v q r g t".split())]
+    r.delete("myset")
+    r.sadd("myset", "c", "b", "a")
+    got = r.eval("return redis.call('sort', KEYS[1], 'by', '_', 'get', '#', 'get', '_:*')", 1, "myset")
+    assert got == [b"a", None, b"b", None, b"c", None]
+
+
+def test_error_reply_counts_its_own_code(r):
+    r.config_resetstat()
+    with pytest.raises(redis.ResponseError, match="MY_ERR_CODE custom msg"):
+        r.eval("return redis.error_reply('MY_ERR_CODE custom msg')", 0)
+    assert r.info("errorstats")["errorstat_MY_ERR_CODE"] in ({"count": 1}, "count=1")
+
+
+def test_scripts_over_maxmemory(spawn):
+    """Over maxmemory (noeviction): a script's first deny-oom command is
+    refused (it has written nothing), a script with flags needs allow-oom
+    (or no-writes) to start, and allow-oom lets it write."""
+    srv = spawn()
+    c = srv.new_client()
+    c.set("x", "1")
+    c.config_set("maxmemory", 1)
+    try:
+        with pytest.raises(redis.ResponseError, match="^OOM command not allowed when used memory"):
+            c.eval("return redis.call('set', 'x', 'y')", 1, "x")
+        assert c.eval("return redis.pcall('set', 'x', 'y')['err']", 1, "x") == \
+            b"OOM command not allowed when used memory > 'maxmemory'."
+        assert c.eval("return redis.call('get', 'x')", 1, "x") == b"1"
+        with pytest.raises(redis.ResponseError, match="^OOM command not allowed when used memory"):
+            c.eval("#!lua\nreturn redis.call('get', 'x')", 1, "x")  # flags: a deny-oom command
+        assert c.eval("#!lua flags=no-writes\nreturn redis.call('get', 'x')", 1, "x") == b"1"
+        assert c.eval("#!lua flags=allow-oom\nreturn redis.call('set', 'x', 'z')", 1, "x") == b"OK"
+    finally:
+        c.config_set("maxmemory", 0)
+    assert c.get("x") == b"z"
 
 
 def test_resp_to_lua(r):
@@ -243,6 +317,7 @@ def test_library_api(r):
     assert r.eval("return bit.tohex(65535)", 0) == b"0000ffff"
     assert r.eval("return struct.pack('>I2', 258)", 0) == b"\x01\x02"
     assert r.eval("return {struct.unpack('<hH', struct.pack('<hH', -2, 65535))}", 0) == [-2, 65535, 5]
+    assert r.eval("return {struct.unpack('i0b', 'ab')}", 0) == [0, 97, 2]  # a signed integer of no byte
     assert r.eval("return cmsgpack.pack({1, 'a', true})", 0) == b"\x93\x01\xa1a\xc3"
     assert r.eval("local t = cmsgpack.unpack(cmsgpack.pack({x=5})); return t.x", 0) == 5
     assert r.eval("return math.random(1, 1)", 0) == 1
@@ -342,6 +417,52 @@ def test_undeclared_keys_on_other_shards(r):
     assert r.eval(script, 1, ks[0], *ks[1:]) == [b"1", b"2", b"3"]
     assert r.get(ks[0]) == b"w"
     assert r.eval("return redis.call('dbsize')", 0) == 4
+
+
+def test_script_in_multi_reaches_undeclared_keys(r):
+    ks = keys_on_distinct_shards("mx", 4)
+    script = ("-- in multi\nlocal out = {} for _, k in ipairs(ARGV) do "
+              "out[#out+1] = redis.call('incr', k) end return out")
+    p = r.pipeline(transaction=True)
+    p.set(ks[0], 10)
+    p.eval(script, 1, ks[1], *ks)
+    p.get(ks[0])
+    assert p.execute() == [True, [11, 1, 1, 1], b"11"]
+
+
+def test_scripts_on_any_shard_reach_the_slow_log(r):
+    ks = keys_on_distinct_shards("sl", 4)
+    r.config_set("slowlog-log-slower-than", 0)
+    try:
+        r.slowlog_reset()
+        for k in ks:
+            r.eval("return redis.call('incr', KEYS[1])", 1, k)
+        got = [e["command"] for e in r.slowlog_get(128)]
+        assert sorted(c for c in got if c.lower().startswith(b"eval ")) == sorted(
+            b"EVAL return redis.call('incr', KEYS[1]) 1 " + k.encode() for k in ks)
+    finally:
+        r.config_set("slowlog-log-slower-than", 10000)
+
+
+def test_pipeline_order_kept_when_a_script_starts_again(r):
+    """A script's first run touches an undeclared key on another shard (it
+    starts again holding every shard); the commands pipelined after it still
+    see its effects and not the other way round. Fresh scripts (a new body
+    each), keys on every shard, so the script runs on another shard than the
+    connection's for some of them at --threads 4."""
+    ks, us = keys_on_distinct_shards("po", 4), keys_on_distinct_shards("pu", 4)
+    p = r.pipeline(transaction=False)
+    for i in range(16):
+        k = ks[i % 4]
+        u = [x for x in us if shard_of(x) != shard_of(k)][i % 3]
+        body = "-- %d\nredis.call('set', KEYS[1], 'a') redis.call('set', ARGV[1], 'script') return 1" % i
+        p.eval(body, 1, k, u)
+        p.set(u, "after")
+        p.get(u)
+        p.get(k)
+    out = p.execute()
+    for i in range(16):
+        assert out[4 * i:4 * i + 4] == [1, True, b"after", b"a"], i
 
 
 def test_script_over_shards_is_atomic(server, r):
@@ -488,6 +609,81 @@ def test_busy_function_killed(server, r):
         raw.close()
         r.config_set("busy-reply-threshold", 5000)
         r.function_flush()
+
+
+def test_reply_made_before_a_busy_script_is_delivered(server, r):
+    """A client the same pipeline served just before a script went busy
+    gets its reply while the script runs (Redis writes pending replies from
+    its busy loop); the script is then killed."""
+    r.config_set("lua-time-limit", 50)
+    waiter, writer = Raw(server), Raw(server)
+    c = server.new_client()
+    try:
+        waiter.s.sendall(enc("BLPOP", "busy:q", 0))
+        for _ in range(500):
+            if int(c.info("clients")["blocked_clients"]) == 1:
+                break
+            time.sleep(0.01)
+        writer.s.sendall(enc("LPUSH", "busy:q", "v") + enc("EVAL", "while true do end", 0))
+        assert waiter._reply() == b"*2\r\n$6\r\nbusy:q\r\n$1\r\nv\r\n"
+        for _ in range(400):  # PING (keyless) answers BUSY on every shard
+            try:
+                c.ping()
+            except redis.ResponseError as e:
+                assert str(e).startswith("BUSY")
+                break
+            time.sleep(0.01)
+        else:
+            raise AssertionError("the script never became busy")
+        assert c.execute_command("SCRIPT", "KILL") == b"OK"
+        assert writer._reply() == b":1\r\n"  # the script's own connection: after it
+        assert b"killed by user" in writer._reply()
+    finally:
+        try:
+            c.execute_command("SCRIPT", "KILL")  # when an assertion failed above
+        except redis.ResponseError:
+            pass
+        waiter.close()
+        writer.close()
+        r.config_set("lua-time-limit", 5000)
+
+
+def test_multi_during_a_busy_script_is_doomed(server, r):
+    """Inside MULTI every command answers BUSY while a script is busy (on any
+    shard), and EXEC then aborts; an EXEC refused while busy ends the block."""
+    r.config_set("lua-time-limit", 50)
+    raw = Raw(server)
+    c, m = server.new_client(), Raw(server)
+    try:
+        r.set("busy:xx", 1)
+        raw.s.sendall(enc("EVAL", "while true do end", 0))
+        for _ in range(400):
+            try:
+                c.ping()
+            except redis.ResponseError:
+                break
+            time.sleep(0.01)
+        assert m.cmd("MULTI") == b"+OK\r\n"
+        assert m.cmd("INCR", "busy:xx").startswith(b"-BUSY")
+        assert m.cmd("EXEC").startswith(b"-EXECABORT Transaction discarded because of: BUSY")
+        assert c.execute_command("SCRIPT", "KILL") == b"OK"
+        assert b"killed by user" in raw._reply()
+        assert m.cmd("MULTI") == b"+OK\r\n"  # (not nested: the abort ended the block)
+        assert m.cmd("INCR", "busy:xx") == b"+QUEUED\r\n"
+        assert m.cmd("EXEC") == b"*1\r\n:2\r\n"
+    finally:
+        try:
+            c.execute_command("SCRIPT", "KILL")
+        except redis.ResponseError:
+            pass
+        raw.close()
+        m.close()
+        r.config_set("lua-time-limit", 5000)
+
+
+def test_command_getkeys_of_a_script_without_keys(raw):
+    assert raw.cmd("COMMAND", "GETKEYS", "EVAL", "return 1", 0) == b"*0\r\n"
+    assert raw.cmd("COMMAND", "GETKEYS", "EVAL", "return 1", 1, "a") == b"*1\r\n$1\r\na\r\n"
 
 
 def test_unkillable_script_and_shutdown_nosave(spawn):
