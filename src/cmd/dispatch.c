@@ -86,7 +86,10 @@ static shard *key_owner(cmd_ctx *c, const char *key, size_t klen) {
     return c->tx ? shards[shard_of_key(key, klen)] : c->sh;
 }
 
-static uint64_t client_word(cmd_ctx *c) { return c->sess ? tracking_word(c->sess, c->cmd) : c->client; }
+/* A script's calls carry their caller's word in c->client (a fake session). */
+static uint64_t client_word(cmd_ctx *c) {
+    return c->client ? c->client : c->sess ? tracking_word(c->sess, c->cmd) : 0;
+}
 
 static void hook_key(void *ud, const char *key, size_t klen) {
     write_hooks *h = ud;
@@ -141,7 +144,8 @@ void exec_command(cmd_ctx *c) {
     if ((c->cmd->flags & CMD_WRITE) && !c->scratch) dispatch_before_write(c); /* scratch: its places do it */
     size_t reply_at = c->out->len;
     c->cmd->proc(c);
-    if ((c->cmd->flags & CMD_READONLY) && (client_word(c) & 1)) /* CLIENT TRACKING: the keys it read */
+    /* CLIENT TRACKING: the keys it read (a script's: slua's calls do it) */
+    if ((c->cmd->flags & (CMD_READONLY | CMD_HOME)) == CMD_READONLY && (client_word(c) & 1))
         cmd_each_key(c->cmd, c->argc, c->argv, c->argl, remember_key, c);
     c->dur_ns = clock_ns() - t0;
     if (!c->no_stats) {
@@ -249,13 +253,14 @@ uint64_t dispatch_route_mask(session *s, const command *cmd, int argc, const cha
 /* 1 when CLIENT PAUSE holds cmd back (shard/pause.h): every command under
  * ALL; under WRITE writes and what may replicate, EXEC by its queued
  * commands. Syntax errors are answered first, as Redis does. */
-static int postponed(session *s, const command *cmd) {
+static int postponed(session *s, const command *cmd, int argc, const char **argv, const size_t *argl) {
     int t = pause_type(s->sh->now_ms);
     if (__builtin_expect(t == PAUSE_OFF, 1) || s->conn->rerunning) return 0;
     if (t == PAUSE_ALL) return 1;
     uint32_t f = cmd->flags;
     if (f & CMD_EXEC) f |= multi_flags(s);
-    return (f & (CMD_WRITE | CMD_MAY_REPLICATE)) != 0;
+    if (!(f & (CMD_WRITE | CMD_MAY_REPLICATE))) return 0;
+    return !(f & CMD_HOME) || !script_declares_no_writes(argc, argv, argl);
 }
 
 /* A shard the command needs is busy with a long script: the BUSY error. */
@@ -289,7 +294,7 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
     }
     if (cmd && __builtin_expect(!acl_sess_free_pass(s), 0) && acl_gate(s, cmd, argc, argv, argl, err, sizeof err))
         cmd = NULL; /* NOAUTH or NOPERM (named stays the row: a rejected call) */
-    if (cmd && s->conn && postponed(s, cmd)) {
+    if (cmd && s->conn && postponed(s, cmd, argc, argv, argl)) {
         conn_postpone(s->conn);
         return DISPATCH_LATER;
     }

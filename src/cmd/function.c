@@ -290,6 +290,16 @@ static void fn_set_roams(const char *name) {
     pthread_mutex_unlock(&lib_lock);
 }
 
+int function_flags(const char *name, size_t len) {
+    int flags = -1;
+    pthread_mutex_lock(&lib_lock);
+    for (flib *l = libs; l && flags < 0; l = l->next)
+        for (int i = 0; i < l->info.n && flags < 0; i++)
+            if (strlen(l->info.f[i].name) == len && !memcmp(l->info.f[i].name, name, len)) flags = l->info.f[i].flags;
+    pthread_mutex_unlock(&lib_lock);
+    return flags;
+}
+
 /* ---- FCALL ---- */
 
 static void fcall_generic(cmd_ctx *c, int ro) {

@@ -41,7 +41,11 @@ int maxmemory_exec_refused(cmd_ctx *c) {
      * was made where the call started; a split command's parts are checked
      * by their coordinator. Loading the AOF never refuses. */
     if (c->tx || c->in_exec || c->serve_key || c->no_stats || aof_loading) return 0;
-    if (!over(c->sh) || !(c->cmd->flags & CMD_DENYOOM)) return 0;
+    int full = over(c->sh);
+    /* the keys it evicted are invalidated before this command's reply, as
+     * Redis evicts before the command runs (this turn's messages so far) */
+    tracking_deliver_before(c->sh, c->sess, c->out); /* (the last tracked key may have gone) */
+    if (!full || !(c->cmd->flags & CMD_DENYOOM)) return 0;
     reply_error(c, OOM_ERR);
     cmdstats_reject(c->sh, c->cmd);
     return 1;

@@ -169,7 +169,7 @@ static void pubsub_help_cmd(cmd_ctx *c) {
 static int here(int argc, const char **argv, const size_t *argl, int n) { return -1; }
 
 #define SUBFLAGS CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_SESSION
-#define PUBFLAGS CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST
+#define PUBFLAGS CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_MAY_REPLICATE /* CLIENT PAUSE WRITE holds it */
 #define INTRO CMD_PUBSUB | CMD_LOADING | CMD_STALE
 static command pubsub_subs[] = {
     {.name = "pubsub|channels", .proc = pubsub_channels_cmd, .arity = -2, .flags = INTRO, .group = "pubsub",

@@ -57,6 +57,8 @@ typedef struct script_run {
     int busy;        /* past busy-reply-threshold: the shard is published busy */
     int is_function;
     int oom;         /* over maxmemory when it started (Redis's pre_command_oom_state) */
+    uint64_t track;  /* the caller's tracking word (shard/tracking.h) */
+    int tracked;     /* its declared keys were remembered for CLIENT TRACKING */
 } script_run;
 
 /* The executing shard's Lua state (created, or recreated after SCRIPT
@@ -161,6 +163,13 @@ int function_count(void);
 /* Removes every function library (DEBUG RELOAD empties them with the data). */
 void function_flush_libraries(void);
 int function_lib_count(void);
+
+/* Whether the script an EVAL, EVALSHA or FCALL (argv) names declares
+ * no-writes (shebang or register_function flags): CLIENT PAUSE WRITE lets
+ * it through, as Redis takes a script's command flags from its own. */
+int script_declares_no_writes(int argc, const char **argv, const size_t *argl);
+/* A function's flags, or -1 when there is no function of that name. */
+int function_flags(const char *name, size_t len);
 
 /* Script flags from a shebang's first line (EVAL) or register_function's
  * flags table: parses "flags=a,b" words. 0 ok, else -1 with err set. */

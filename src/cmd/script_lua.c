@@ -24,6 +24,7 @@
 #include "shard/evict.h"
 #include "shard/lock.h"
 #include "shard/shard.h"
+#include "shard/tracking.h"
 #include "shard/tx.h"
 #include <lauxlib.h>
 #include <lua.h>
@@ -200,6 +201,14 @@ static int undeclared_locked(script_run *r, const command *cmd, int argc, const 
     return k.hit;
 }
 
+/* CLIENT TRACKING of a script's caller: a read inside remembers the keys
+ * the script declared, on the shard that owns each (the run holds it). */
+static void remember_declared(void *ud, const char *key, size_t klen) {
+    script_run *r = ud;
+    shard *owner = r->c->tx ? shards[shard_of_key(key, klen)] : r->c->sh;
+    tracking_remember(owner, r->track, key, klen);
+}
+
 static int do_call(lua_State *L, int raise) {
     script_run *r = cur;
     int argc = lua_gettop(L);
@@ -247,7 +256,7 @@ static int do_call(lua_State *L, int raise) {
                 err = !strcmp(cmd->name, "xread") ? "ERR xread command is not allowed with BLOCK option from scripts"
                                                    : "ERR xreadgroup command is not allowed with BLOCK option from scripts";
         }
-    if (cmd && !err && (cmd->flags & CMD_WRITE) && r->ro)
+    if (cmd && !err && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) && r->ro) /* as Redis: may-replicate counts */
         err = "ERR Write commands are not allowed from read-only scripts.";
     if (cmd && !err && r->oom && !r->wrote && (cmd->flags & CMD_DENYOOM) && !(r->flags & SF_ALLOW_OOM)) {
         err = OOM_ERR; /* over maxmemory at its start, and nothing written yet: it can still stop (Redis) */
@@ -275,7 +284,8 @@ static int do_call(lua_State *L, int raise) {
         r->fake.db = r->c->dbid;
         r->fake.resp = r->resp;
         cmd_ctx sub = {.sh = r->c->sh, .sess = &r->fake, .tx = r->c->tx, .cmd = cmd, .argc = argc, .argv = argv,
-                       .argl = argl, .dbid = r->c->dbid, .resp = r->resp, .out = &r->reply, .in_exec = 1};
+                       .argl = argl, .dbid = r->c->dbid, .resp = r->resp, .out = &r->reply, .in_exec = 1,
+                       .client = r->track & ~1ull};
         if (cmd->flags & CMD_WRITE) {
             if (r->may_rerun && !sundo_save(r, &sub)) r->may_rerun = 0;
             r->wrote = 1;
@@ -283,6 +293,10 @@ static int do_call(lua_State *L, int raise) {
         if (__builtin_expect(monitor_active(), 0) && !(cmd->flags & CMD_ADMIN))
             monitor_feed(r->c->sh, "lua", r->c->dbid, argc, argv, argl);
         exec_command(&sub);
+        if ((cmd->flags & CMD_READONLY) && (r->track & 1) && !r->tracked) { /* as Redis: the script's keys */
+            r->tracked = 1;
+            cmd_each_key(r->c->cmd, r->c->argc, r->c->argv, r->c->argl, remember_declared, r);
+        }
         r->c->dbid = r->fake.db; /* SELECT inside the script */
         lua_settop(L, 0); /* the arguments are done with: room for the reply (unpack of 7999 values) */
         if (!sconv_push_reply(L, r->reply.p, r->reply.len)) {
@@ -884,6 +898,8 @@ void slua_run(lua_State *L, script_run *r, int nargs) {
     r->fake.db = r->c->dbid;
     r->fake.resp = r->resp;
     r->fake.id = r->c->sess ? r->c->sess->id : 0;
+    r->track = r->c->sess ? tracking_word(r->c->sess, r->c->cmd) : r->c->client;
+    r->tracked = 0;
     int held[MAX_SHARDS];
     int n = 0;
     if (r->c->tx) {

@@ -139,6 +139,7 @@ static void refresh(shard *s) {
     int64_t mine = mem_used_mine(), max = cfg_get(maxmemory);
     s->ev_others = evict_used_memory() - mine;
     s->ev_others_ms = s->now_ms;
+    s->ev_mine_at = mine;
     evict_publish(s);
     sum_counts(s);
     int64_t excess = mine + s->ev_others - max;
@@ -160,9 +161,14 @@ static int64_t estimate(shard *s) {
     return mem_used_mine() + s->ev_others;
 }
 
+/* Own growth that makes a shard look again within the millisecond (one
+ * large value written, then a command right after it, as Redis evicts
+ * before that command). */
+#define REFRESH_GROWTH (16 * 1024)
+
 /* 1 while the shard owes evictions in this millisecond. */
 static int owes(shard *s) {
-    if (s->ev_others_ms != s->now_ms) refresh(s);
+    if (s->ev_others_ms != s->now_ms || mem_used_mine() > s->ev_mine_at + REFRESH_GROWTH) refresh(s);
     return s->ev_debt > 0;
 }
 

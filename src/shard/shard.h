@@ -82,6 +82,7 @@ typedef struct shard {
     /* maxmemory (shard/evict.c) */
     int64_t ev_others;    /* every other thread's memory, as last summed */
     int64_t ev_others_ms; /* now_ms of that sum */
+    int64_t ev_mine_at;   /* its own counter then */
     int64_t ev_debt;      /* bytes it still evicts in this millisecond (evict.c) */
     uint64_t ev_keys, ev_volatile;     /* this shard's keys / keys with an expire, published at that time */
     uint64_t ev_all_keys, ev_all_volatile; /* every shard's published counts, summed at that time */

@@ -169,7 +169,7 @@ int tracking_client_exists(uint64_t id) { return client_home(id, NULL) >= 0; }
 uint64_t tracking_word(session *s, const command *cmd) {
     uint64_t w = (s->id << 7) | ((uint64_t)(s->sh ? s->sh->id : 0) << 1);
     trk_sess *t = s->tracking;
-    if (!t || !t->on || (t->opts & TRK_BCAST) || !(cmd->flags & CMD_READONLY)) return w;
+    if (!t || !t->on || (t->opts & TRK_BCAST) || !(cmd->flags & (CMD_READONLY | CMD_HOME))) return w;
     if ((t->opts & TRK_OPTIN) && !t->caching) return w;
     if ((t->opts & TRK_OPTOUT) && t->caching) return w;
     return w | W_REMEMBER;
@@ -428,10 +428,15 @@ static void send_target(int home, uint64_t id, uint64_t writer, uint8_t flags, c
     send_record(home, TRK_TARGET, a, 17, keys, kl);
 }
 
+/* tracking_deliver_before: the session whose command is about to run, and
+ * where its reply will go. */
+static _Thread_local session *before_sess;
+static _Thread_local buf *before_out;
+
 static void push(session *s, const char *p, size_t n) {
     conn *c = s->conn;
     if (c && (c->closed || __atomic_load_n(&c->s.killed, __ATOMIC_RELAXED))) return;
-    buf_add(session_reply_buf(s), p, n);
+    buf_add(s == before_sess ? before_out : session_reply_buf(s), p, n);
 }
 
 /* The message for client r (the reader itself, or its redirection). */
@@ -674,6 +679,14 @@ void tracking_turn_end(shard *sh) {
         p = x + bl;
     }
     buf_free(&b);
+}
+
+void tracking_deliver_before(shard *sh, session *s, buf *out) {
+    before_sess = s;
+    before_out = out;
+    tracking_turn_end(sh);
+    before_sess = NULL;
+    before_out = NULL;
 }
 
 static uint64_t trk_rand(void) {

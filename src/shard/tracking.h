@@ -20,7 +20,8 @@
  *
  * The client word passed with a command (cmd_ctx.client, batch_item.client)
  * is tracking_word(): the client id, its home shard, and whether the keys
- * of this command, if it reads, are to be remembered. */
+ * of this command, if it reads, are to be remembered (for a script,
+ * CMD_HOME: whether its declared keys are, once it calls a read). */
 #ifndef SHOAL_TRACKING_H
 #define SHOAL_TRACKING_H
 #include "lib/buf.h"
@@ -79,6 +80,9 @@ int tracking_broken(const struct session *s);
  * and BCAST batches), cron (tracking-table-max-keys). */
 void tracking_on_record(struct shard *sh, int kind, const char *a, size_t al, const char *b, size_t bl);
 void tracking_turn_end(struct shard *sh);
+/* The same, ahead of a command of session s whose reply goes to out: its
+ * own messages go there, before the reply (keys evicted for the command). */
+void tracking_deliver_before(struct shard *sh, struct session *s, buf *out);
 void tracking_cron(struct shard *sh);
 
 /* INFO: tracking_total_keys, _items, _prefixes, tracking_clients. */

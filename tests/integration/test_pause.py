@@ -164,3 +164,39 @@ def test_client_kill_closes_before_next_command(r, server):
     assert r.info("clients")["connected_clients"] == 1
     for o in others:
         o.close()
+
+
+def test_pause_write_holds_what_may_replicate_but_not_no_writes_scripts(r, server):
+    """Under CLIENT PAUSE WRITE, PUBLISH, PFCOUNT and scripts without flags
+    wait; a script that declares no-writes (shebang, cached body, function
+    flags) runs."""
+    r.pfadd("hll", "a")
+    r.set("x", "y")
+    r.function_load("#!lua name=pauselib\n"
+                    "redis.register_function{function_name='pf_ro', callback=function() return 'hi' end,"
+                    " flags={'no-writes'}}", replace=True)
+    sha = r.script_load("#!lua flags=no-writes\nreturn 2")
+    assert r.execute_command("CLIENT", "PAUSE", "60000", "WRITE") == b"OK"
+    try:
+        held = [Background(server, lambda c: c.publish("ch", "m")),
+                Background(server, lambda c: c.pfcount("hll")),
+                Background(server, lambda c: c.eval("return 1", 0)),
+                Background(server, lambda c: c.eval("#!lua\nreturn 1", 0))]
+        assert wait_until(lambda: blocked_clients(r) == 4)
+        assert r.eval("#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])", 1, "x") == b"y"
+        assert r.evalsha(sha, 0) == 2
+        assert r.fcall("pf_ro", 0) == b"hi"
+        assert r.eval_ro("return redis.call('get', KEYS[1])", 1, "x") == b"y"
+        assert blocked_clients(r) == 4
+    finally:
+        r.execute_command("CLIENT", "UNPAUSE")
+    assert [h.join() for h in held] == [0, 1, 1, 1]
+    r.function_delete("pauselib")
+
+
+def test_read_only_scripts_refuse_what_may_replicate(r):
+    with pytest.raises(redis.ResponseError, match="^Write commands are not allowed from read-only scripts"):
+        r.eval_ro("return redis.call('publish', 'ch', 'm')", 0)
+    with pytest.raises(redis.ResponseError, match="^Write commands are not allowed from read-only scripts"):
+        r.eval("#!lua flags=no-writes\nreturn redis.call('publish', 'ch', 'm')", 0)
+    assert r.eval("return redis.call('publish', 'ch', 'm')", 0) == 0
