@@ -113,6 +113,7 @@ struct cmd_ctx {
     struct db *scratch; /* every key's database (cmd/gather.c runs commands over copies) */
     int reroute;    /* set by the handler, which wrote nothing: run it again holding every shard */
     uint64_t client; /* without a session: the client's tracking word (shard/tracking.h) */
+    int watch_bumped; /* set by exec_command: its keys' WATCH versions moved before the handler */
 };
 
 /* The database holding key in this context (the scratch one when set). */

@@ -104,6 +104,7 @@ void dispatch_before_write(cmd_ctx *c) {
                      .watch = __atomic_load_n(&watch_sessions, __ATOMIC_RELAXED) != 0,
                      .track = tracking_active()};
     if (h.snap || h.watch || h.track) cmd_each_key(c->cmd, c->argc, c->argv, c->argl, hook_key, &h);
+    c->watch_bumped = h.watch;
 }
 
 static void remember_key(void *ud, const char *key, size_t klen) {

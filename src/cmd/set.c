@@ -28,6 +28,7 @@
 #include "lib/mem.h"
 #include "server/config.h"
 #include "shard/shard.h"
+#include "shard/watch.h"
 #include <limits.h>
 #include <stdlib.h>
 
@@ -692,6 +693,7 @@ static void smove_cmd(cmd_ctx *c) {
     }
     reply_int(c, 1);
     if (added) ctx_notify(c, NOTIFY_SET, "sadd", 2);
+    else if (c->watch_bumped) watch_unbump(c->dbid, c->argv[2], c->argl[2]); /* dst did not change (Redis) */
 }
 
 /* ---- the algebra: SINTER SINTERCARD SUNION SDIFF and their STOREs ---- */

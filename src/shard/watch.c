@@ -31,6 +31,10 @@ void watch_bump(int dbid, const char *key, size_t klen) {
     __atomic_add_fetch(&slots[watch_slot(dbid, key, klen)], 1, __ATOMIC_SEQ_CST);
 }
 
+void watch_unbump(int dbid, const char *key, size_t klen) {
+    __atomic_sub_fetch(&slots[watch_slot(dbid, key, klen)], 1, __ATOMIC_SEQ_CST);
+}
+
 void watch_expired(int dbid, const char *key, size_t klen, int64_t deadline) {
     if (!watching()) return;
     int64_t *m = &expired_max[watch_slot(dbid, key, klen)];

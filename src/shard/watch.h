@@ -33,6 +33,10 @@ uint64_t watch_version(uint32_t slot);
 int64_t watch_expired_after(uint32_t slot);
 /* A write to the key. */
 void watch_bump(int dbid, const char *key, size_t klen);
+/* Takes back a watch_bump of this same call for a key it did not change
+ * after all (SMOVE of a member the destination has): the version comes
+ * back unless another write moved it meanwhile. */
+void watch_unbump(int dbid, const char *key, size_t klen);
 /* The key, whose deadline was `deadline`, was deleted by expiry. */
 void watch_expired(int dbid, const char *key, size_t klen, int64_t deadline);
 /* Every key of d that is live at `now` changes (FLUSHDB, SWAPDB): bumps

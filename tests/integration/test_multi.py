@@ -153,6 +153,28 @@ def test_watch_sees_changes_from_other_clients(server, r, change):
     c.close()
 
 
+@pytest.mark.parametrize("member,runs", [("a", True), ("b", False)])
+def test_watch_smove_touches_destination_only_when_added(server, r, member, runs):
+    """SMOVE of a member the destination has already changes only the
+    source: a WATCH on the destination still lets EXEC run (Redis 7.0)."""
+    r.delete("src{s}", "dst{s}")
+    r.sadd("src{s}", "a", "b")
+    r.sadd("dst{s}", "a")
+    c = server.raw()
+    c.sendall(b"WATCH dst{s}\r\nMULTI\r\nSADD dst{s} c\r\n")
+    got = b""
+    while got.count(b"\r\n") < 3:
+        got += c.recv(1000)
+    assert r.smove("src{s}", "dst{s}", member) is True
+    c.sendall(b"EXEC\r\n")
+    got = b""
+    while got.count(b"\r\n") < (2 if runs else 1):
+        got += c.recv(1000)
+    assert got == (b"*1\r\n:1\r\n" if runs else b"*-1\r\n")
+    assert r.smembers("dst{s}") == ({b"a", b"c"} if runs else {b"a", b"b"})
+    c.close()
+
+
 def test_unwatch_discard_and_exec_forget(server, r):
     r.set("{a}w", "1")
     c = server.new_client()
