@@ -32,7 +32,8 @@
     X(acl) \
     X(maxmemory) \
     X(pubsub) \
-    X(monitor)
+    X(monitor) \
+    X(cluster)
 #define DECL(f) void f##_register(void);
 CMD_FAMILIES(DECL)
 #undef DECL

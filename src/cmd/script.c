@@ -2,6 +2,7 @@
  * cache shared by every shard, shebang flags, and how a script is routed
  * (script.h has the execution scheme). */
 #include "cmd/script.h"
+#include "cmd/acl.h"
 #include "lib/mem.h"
 #include "lib/sha1.h"
 #include "lib/util.h"
@@ -396,6 +397,8 @@ static void remote_merge(tx *t, buf *out) {
 }
 
 int script_hops(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, int discard) {
+    /* a run on another shard has no session: a user with limits runs at home, where its calls are checked */
+    if (!acl_sess_free_pass(s)) return 0;
     uint64_t mask = dispatch_route_mask(s, cmd, argc, argv, argl);
     if (!mask || (mask & (mask - 1)) || mask == 1ull << s->sh->id) return 0;
     tx *t = tx_create_waited(s, cmd, discard);

@@ -59,6 +59,7 @@ typedef struct script_run {
     int oom;         /* over maxmemory when it started (Redis's pre_command_oom_state) */
     uint64_t track;  /* the caller's tracking word (shard/tracking.h) */
     int tracked;     /* its declared keys were remembered for CLIENT TRACKING */
+    struct acl_user *user; /* whose ACL its calls pass (NULL: no checks) */
 } script_run;
 
 /* The executing shard's Lua state (created, or recreated after SCRIPT

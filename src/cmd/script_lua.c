@@ -12,6 +12,7 @@
  * getmetatable answers a stand-in. Reading a global that does not exist is
  * an error, as in Redis. */
 #include "cmd/script.h"
+#include "cmd/acl.h"
 #include "cmd/dispatch.h"
 #include "cmd/monitor.h"
 #include "lib/clock.h"
@@ -159,6 +160,26 @@ static void abort_hook(lua_State *L, lua_Debug *ar) {
 
 /* ---- redis.call / redis.pcall ---- */
 
+/* The caller's ACL for one redis.call: NULL when allowed, else the error
+ * (logged with the Lua context, as Redis). */
+static const char *acl_refused(script_run *r, const command *cmd, int argc, const char **argv, const size_t *argl) {
+    acl_user *u = r->user;
+    if (!u || (u->flags & USER_ALLPERM)) return NULL;
+    int pos = 0;
+    int why = acl_check(u, cmd, argc, argv, argl, &pos);
+    if (why == ACL_OK) return NULL;
+    const char *obj = why == ACL_DENIED_CMD ? cmd->name : argv[pos];
+    size_t objl = why == ACL_DENIED_CMD ? strlen(cmd->name) : argl[pos];
+    if (r->c->sess) acl_log_add(why, ACL_CTX_LUA, r->c->sess, u->name, obj, objl);
+    switch (why) {
+    case ACL_DENIED_CMD: return "ERR The user executing the script can't run this command or subcommand";
+    case ACL_DENIED_KEY: return "ERR The user executing the script can't access at least one of the keys mentioned in the command";
+    case ACL_DENIED_CHANNEL: return "ERR The user executing the script can't publish to the channel mentioned in the command";
+    default: return "ERR The user executing the script is lacking the permissions for the command";
+    }
+}
+
+
 static const command *find_cmd(int argc, const char **argv, const size_t *argl, const char **err) {
     char tmp[256];
     const command *named;
@@ -209,6 +230,9 @@ static void remember_declared(void *ud, const char *key, size_t klen) {
     tracking_remember(owner, r->track, key, klen);
 }
 
+/* The field of an error table whose error errorstats counted already. */
+#define COUNTED "ignore_error_stats_update"
+
 static int do_call(lua_State *L, int raise) {
     script_run *r = cur;
     int argc = lua_gettop(L);
@@ -246,6 +270,7 @@ static int do_call(lua_State *L, int raise) {
     for (int i = 16; numoff && i < argc; i++)
         if (numoff[i]) argv[i] = nums.p + numoff[i] - 1;
     const command *cmd = NULL;
+    int args_ok = !err; /* from here an error is a rejected call, counted as Redis counts one */
     if (!err) cmd = find_cmd(argc, argv, argl, &err);
     if (cmd && (cmd->flags & CMD_NOSCRIPT) && !__atomic_load_n(&script_deny_disabled, __ATOMIC_RELAXED))
         err = "ERR This Redis command is not allowed from script";
@@ -256,11 +281,11 @@ static int do_call(lua_State *L, int raise) {
                 err = !strcmp(cmd->name, "xread") ? "ERR xread command is not allowed with BLOCK option from scripts"
                                                    : "ERR xreadgroup command is not allowed with BLOCK option from scripts";
         }
+    if (cmd && !err) err = acl_refused(r, cmd, argc, argv, argl);
     if (cmd && !err && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) && r->ro) /* as Redis: may-replicate counts */
         err = "ERR Write commands are not allowed from read-only scripts.";
     if (cmd && !err && r->oom && !r->wrote && (cmd->flags & CMD_DENYOOM) && !(r->flags & SF_ALLOW_OOM)) {
         err = OOM_ERR; /* over maxmemory at its start, and nothing written yet: it can still stop (Redis) */
-        cmdstats_reject(r->c->sh, cmd);
     }
     if (cmd && !err && nshards > 1) {
         r->fake.db = r->c->dbid;
@@ -312,17 +337,28 @@ static int do_call(lua_State *L, int raise) {
     buf_free(&nums);
     zfree(numoff);
     if (!pushed) {
-        if (raise || r->abort) return raise_err(L, err);
+        if (r->abort) return raise_err(L, err);
         lua_newtable(L);
         lua_pushstring(L, err);
         lua_setfield(L, -2, "err");
+        if (args_ok) { /* a rejected call: counted now, tagged so the script's reply does not count it again */
+            cmdstats_error(r->c->sh, err);
+            cmdstats_reject(r->c->sh, cmd);
+            lua_pushboolean(L, 1);
+            lua_setfield(L, -2, COUNTED);
+        }
+        if (raise) return lua_error(L);
         return 1;
     }
-    if (raise && lua_type(L, -1) == LUA_TTABLE) {
+    if (lua_type(L, -1) == LUA_TTABLE) {
         lua_getfield(L, -1, "err");
         int is_err = lua_type(L, -1) == LUA_TSTRING;
         lua_pop(L, 1);
-        if (is_err) return lua_error(L);
+        if (is_err) { /* the command's error reply: counted when it was written */
+            lua_pushboolean(L, 1);
+            lua_setfield(L, -2, COUNTED);
+        }
+        if (is_err && raise) return lua_error(L);
     }
     return 1;
 }
@@ -405,13 +441,42 @@ static int l_true(lua_State *L) {
 }
 static int l_nothing(lua_State *L) { return 0; }
 
+/* redis.acl_check_cmd(cmd, arg...): may the script's user run it? */
 static int l_acl_check_cmd(lua_State *L) {
+    script_run *r = cur;
     int argc = lua_gettop(L);
     if (argc == 0) return raise_plain(L, "Please specify at least one argument for this redis lib call");
-    size_t n;
-    const char *name = lua_tolstring(L, 1, &n);
-    if (!name || !cmd_lookup(name, n)) return raise_plain(L, "Invalid command passed to redis.acl_check_cmd()");
-    lua_pushboolean(L, 1); /* no ACL users here: the default user may run everything */
+    const char *sargv[16];
+    size_t sargl[16];
+    char numbuf[16][32];
+    const char **argv = argc > 16 ? zmalloc(sizeof(char *) * (size_t)argc) : sargv;
+    size_t *argl = argc > 16 ? zmalloc(sizeof(size_t) * (size_t)argc) : sargl;
+    const char *err = NULL;
+    for (int i = 0; i < argc && !err; i++) {
+        int t = lua_type(L, i + 1);
+        if (t == LUA_TNUMBER && i < 16) {
+            argl[i] = (size_t)sconv_number(numbuf[i], lua_tonumber(L, i + 1));
+            argv[i] = numbuf[i];
+        } else if (t == LUA_TSTRING || t == LUA_TNUMBER) {
+            argv[i] = lua_tolstring(L, i + 1, &argl[i]); /* (a number past 16 becomes its string in place) */
+        } else {
+            err = "Lua redis lib command arguments must be strings or integers";
+        }
+    }
+    const command *cmd = NULL;
+    if (!err) {
+        cmd = cmd_lookup(argv[0], argl[0]);
+        if (cmd && cmd->nsubs && argc >= 2) cmd = cmd_lookup_sub(cmd, argv[1], argl[1]);
+        if (!cmd) err = "Invalid command passed to redis.acl_check_cmd()";
+    }
+    int pos = 0, ok = 0;
+    if (!err) ok = !r || !r->user || acl_check(r->user, cmd, argc, argv, argl, &pos) == ACL_OK;
+    if (argv != sargv) {
+        zfree(argv);
+        zfree(argl);
+    }
+    if (err) return raise_plain(L, err);
+    lua_pushboolean(L, ok);
     return 1;
 }
 
@@ -840,6 +905,7 @@ static void reply_script_error(lua_State *L, script_run *r) {
     const char *msg = NULL, *source = NULL;
     size_t ml = 0;
     long line = -1;
+    int counted = 0;
     if (lua_istable(L, -1)) {
         lua_getfield(L, -1, "err");
         if (lua_type(L, -1) == LUA_TSTRING) msg = lua_tolstring(L, -1, &ml);
@@ -849,6 +915,9 @@ static void reply_script_error(lua_State *L, script_run *r) {
         lua_pop(L, 1);
         lua_getfield(L, -1, "line");
         if (lua_isnumber(L, -1)) line = (long)lua_tonumber(L, -1);
+        lua_pop(L, 1);
+        lua_getfield(L, -1, COUNTED);
+        counted = lua_toboolean(L, -1);
         lua_pop(L, 1);
     }
     buf b = {0};
@@ -863,8 +932,20 @@ static void reply_script_error(lua_State *L, script_run *r) {
     for (char *p = b.p; *p; p++)
         if (*p == '\r' || *p == '\n') *p = ' ';
     resp_error(out, b.p);
-    cmdstats_error(r->c->sh, b.p);
+    if (!counted) cmdstats_error(r->c->sh, b.p);
+    else cmdstats_mark_failed(r->c->sh); /* failed, counted when its call was refused */
     buf_free(&b);
+}
+
+/* Whether the script's result (argument 1) is an error table of a rejected
+ * call, counted when it was rejected. */
+static int counted_table(lua_State *L) {
+    if (!lua_istable(L, 1)) return 0;
+    lua_pushstring(L, COUNTED);
+    lua_rawget(L, 1);
+    int yes = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return yes;
 }
 
 /* The script's result (argument 1) to its reply, in protected mode (a
@@ -874,6 +955,8 @@ static int conv_protected(lua_State *L) {
     if (sconv_reply(L, 1, r->c->out, r->c->resp, r->resp)) {
         resp_error(r->c->out, "ERR reached lua stack limit");
         cmdstats_error(r->c->sh, "ERR");
+    } else if (r->c->out->len > r->reply_at && r->c->out->p[r->reply_at] == '-' && counted_table(L)) {
+        cmdstats_mark_failed(r->c->sh);
     } else if (r->c->out->len > r->reply_at && r->c->out->p[r->reply_at] == '-') {
         const char *e = r->c->out->p + r->reply_at + 1; /* an error table returned: counted as Redis counts it */
         size_t n = r->c->out->len - r->reply_at - 1;
@@ -900,6 +983,7 @@ void slua_run(lua_State *L, script_run *r, int nargs) {
     r->fake.id = r->c->sess ? r->c->sess->id : 0;
     r->track = r->c->sess ? tracking_word(r->c->sess, r->c->cmd) : r->c->client;
     r->tracked = 0;
+    r->user = r->c->sess ? acl_sess_user(r->c->sess) : NULL; /* a run away from home: script_hops kept it free */
     int held[MAX_SHARDS];
     int n = 0;
     if (r->c->tx) {

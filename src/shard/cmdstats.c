@@ -77,6 +77,11 @@ void cmdstats_reject(shard *sh, const command *cmd) {
     st->err_mark = st->errors;
 }
 
+void cmdstats_mark_failed(shard *sh) {
+    cmdstats *st = stats_of(sh);
+    st->err_mark = st->errors - 1;
+}
+
 void cmdstats_error(shard *sh, const char *msg) {
     if (!sh) return;
     cmdstats *st = stats_of(sh);

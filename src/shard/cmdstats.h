@@ -60,6 +60,9 @@ void cmdstats_served(struct shard *sh, const struct command *cmd, int64_t ns);
 void cmdstats_reject(struct shard *sh, const struct command *cmd);
 /* Shard thread of sh. An error reply with text msg ("ERR ...", no '-'). */
 void cmdstats_error(struct shard *sh, const char *msg);
+/* The running call failed with an error already counted (a script's
+ * error raised from a rejected call): failed, no second count. */
+void cmdstats_mark_failed(struct shard *sh);
 /* Under a lock of the shards: forgets every count of shard sh (CONFIG
  * RESETSTAT). */
 void cmdstats_reset(struct shard *sh);

@@ -398,3 +398,31 @@ def test_aclfile_words_and_errors(spawn, tmp_path):
         "in ACL. {p}:2: Error in applying operation '+alsonot': Unknown command or category name in ACL. WARNING: "
         "ACL errors detected, no change to the previously active ACL rules was performed".format(p=path))
     assert getuser(c, "q") is not None and getuser(c, "s") is None
+
+
+def test_scripts_run_with_their_callers_permissions(srv):
+    """redis.call checks the caller's ACL (command, keys), logs a denial
+    with the lua context, and redis.acl_check_cmd answers for that user;
+    keys on every shard."""
+    c = raw(srv)
+    c.cmd("ACL", "SETUSER", "bob", "on", ">123", "+@scripting", "+set", "+get", "~x*")
+    u = as_user(srv, "bob", "123")
+    c.cmd("ACL", "LOG", "RESET")
+    for k in ("x1", "x2", "x3", "x4", "x5", "x6"):
+        assert u.cmd("EVAL", "return redis.call('set', KEYS[1], 'v')", 1, k) == "OK"
+        assert u.cmd("EVAL", "return redis.call('get', KEYS[1])", 1, k) == "v"
+    assert u.cmd("EVAL", "return redis.acl_check_cmd('set', 'xx', 1)", 1, "xx") == 1
+    assert u.cmd("EVAL", "return redis.acl_check_cmd('hset', 'xx', 'f', 1)", 1, "xx") is None
+    assert u.cmd("EVAL", "return redis.acl_check_cmd('set', 'yy', 1)", 0) is None
+    assert u.cmd("EVAL", "return redis.acl_check_cmd('invalid-cmd', 'arg')", 0).startswith(
+        "ERR Invalid command passed to redis.acl_check_cmd()")
+    assert u.cmd("EVAL", "return redis.call('incr', 'x1')", 0).startswith(
+        "ERR The user executing the script can't run this command or subcommand")
+    e = dict(zip(*[iter(c.cmd("ACL", "LOG", "1")[0])] * 2))
+    assert (e["reason"], e["context"], e["object"], e["username"]) == ("command", "lua", "incr", "bob")
+    assert u.cmd("EVAL", "return redis.call('set', 'zz', '1')", 0).startswith(
+        "ERR The user executing the script can't access at least one of the keys mentioned in the command")
+    e = dict(zip(*[iter(c.cmd("ACL", "LOG", "1")[0])] * 2))
+    assert (e["reason"], e["context"], e["object"]) == ("key", "lua", "zz")
+    assert c.cmd("EXISTS", "zz") == 0
+    assert c.cmd("EVAL", "return redis.acl_check_cmd('hset', 'xx', 'f', 1)", 0) == 1  # default: every permission
