@@ -28,9 +28,11 @@
 #include "cmd/aof_log.h"
 #include "lib/mem.h"
 #include "lib/util.h"
+#include "core/stream.h"
 #include "persist/aof.h"
 #include "shard/db.h"
 #include "shard/shard.h"
+#include <stdio.h>
 #include <stdlib.h>
 
 enum rule {
@@ -48,7 +50,8 @@ enum rule {
     R_KEY_POP,   /* reply [key, ...] -> as key */
     R_MOVE,      /* as argv[1..n] */
     R_MPOP,      /* numkeys at argv[n]; reply [key, [popped]] -> as|alt key <count> */
-    R_XADD,      /* the ID argument (* or ms-*) -> the ID of the reply */
+    R_XADD,      /* the ID argument (* or ms-*) -> the ID of the reply; "~" trims as below */
+    R_XTRIM,     /* ":0" skips; MAXLEN|MINID ~ x -> = and what the stream holds now */
 };
 
 /* A command's rule and its words: `as` (and `alt` when the direction word
@@ -112,7 +115,7 @@ static const rule_row rules[] = {
     {"xadd", R_XADD, NULL, NULL, NULL, 0},
     ZERO("xdel"),
     NIL("xreadgroup"),
-    ZERO("xtrim"),
+    {"xtrim", R_XTRIM, NULL, NULL, NULL, 0},
     {"zmpop", R_MPOP, "ZPOPMIN", "ZPOPMAX", "min", 1},
     NIL("zpopmax"),
     NIL("zpopmin"),
@@ -386,18 +389,21 @@ static void feed_move(cmd_ctx *c, const char *cmd, int nargs) {
     lc_feed(&lc, c);
 }
 
-/* XADD: the ID argument (found as XADD's parser finds it) becomes the one
- * generated, the bulk reply. */
-static void feed_xadd(cmd_ctx *c, reply_rd *r) {
-    const char *id;
-    size_t idl;
-    if (rd_bulk(r, &id, &idl) < 0) return;
+/* The trimming options of XADD / XTRIM from argv[2]: *tilde gets the index
+ * of a "~" (else -1), *minid whether it is MINID; returns the index of the
+ * first argument past them (XADD's ID). */
+static int trim_options(cmd_ctx *c, int *tilde, int *minid) {
+    *tilde = -1;
+    *minid = 0;
     int i = 2;
     for (; i < c->argc; i++) {
         if (arg_is(c, i, "nomkstream")) continue;
         if (arg_is(c, i, "maxlen") || arg_is(c, i, "minid")) {
-            if (i + 2 < c->argc && c->argl[i + 1] == 1 && (c->argv[i + 1][0] == '~' || c->argv[i + 1][0] == '='))
+            *minid = arg_is(c, i, "minid");
+            if (i + 2 < c->argc && c->argl[i + 1] == 1 && (c->argv[i + 1][0] == '~' || c->argv[i + 1][0] == '=')) {
+                if (c->argv[i + 1][0] == '~') *tilde = i + 1;
                 i++;
+            }
             i++;
             continue;
         }
@@ -407,10 +413,41 @@ static void feed_xadd(cmd_ctx *c, reply_rd *r) {
         }
         break;
     }
+    return i;
+}
+
+/* A trim given with "~" is logged as "=" and the stream's length (MAXLEN)
+ * or first ID (MINID) after the command, as Redis rewrites it: loading the
+ * log then trims what the command trimmed, whatever the node sizes. */
+static void trim_exact(cmd_ctx *c, int minid, char *out, size_t *n) {
+    entry **l = ctx_lookup(c, 1, 0, NULL);
+    const stream *s = l ? entry_obj(*l) : NULL;
+    if (!minid) {
+        *n = (size_t)snprintf(out, 64, "%llu", s ? (unsigned long long)s->length : 0ull);
+        return;
+    }
+    sid first = {UINT64_MAX, UINT64_MAX}; /* none left: Redis's edge of an empty stream */
+    if (s) stream_first(s, &first);
+    *n = (size_t)sid_fmt(out, &first);
+}
+
+/* XADD: the ID argument (found as XADD's parser finds it) becomes the one
+ * generated, the bulk reply; XTRIM as it came. Both with trim_exact. */
+static void feed_xadd_xtrim(cmd_ctx *c, reply_rd *r, int xadd) {
+    const char *id = NULL;
+    size_t idl = 0;
+    if (xadd && rd_bulk(r, &id, &idl) < 0) return;
+    int tilde, minid;
+    int idpos = trim_options(c, &tilde, &minid);
+    char thr[64];
+    size_t thrl = 0;
+    if (tilde >= 0) trim_exact(c, minid, thr, &thrl);
     logcmd lc;
     lc_init(&lc);
     for (int k = 0; k < c->argc; k++) {
-        if (k == i) lc_add(&lc, id, idl);
+        if (xadd && k == idpos) lc_add(&lc, id, idl);
+        else if (tilde >= 0 && k == tilde) lc_word(&lc, "=");
+        else if (tilde >= 0 && k == tilde + 1) lc_add(&lc, thr, thrl);
         else lc_arg(&lc, c, k);
     }
     lc_feed(&lc, c);
@@ -436,7 +473,7 @@ void aof_log(cmd_ctx *c, size_t at) {
         feed_asis(c);
         return;
     }
-    if (row->rule == R_SKIP_ZERO && rn >= 3 && !memcmp(rp, ":0\r", 3)) return;
+    if ((row->rule == R_SKIP_ZERO || row->rule == R_XTRIM) && rn >= 3 && !memcmp(rp, ":0\r", 3)) return;
     if (is_nil(rp, rn) && row->rule != R_SKIP_ZERO && row->rule != R_SET) return;
     reply_rd r = {rp, rn, 0};
     switch (row->rule) {
@@ -456,7 +493,8 @@ void aof_log(cmd_ctx *c, size_t at) {
     case R_KEY_POP: feed_key_pop(c, &r, row->as); return;
     case R_MOVE: feed_move(c, row->as, row->n); return;
     case R_MPOP: feed_mpop(c, &r, row->n, row->as, row->alt, row->when); return;
-    case R_XADD: feed_xadd(c, &r); return;
+    case R_XADD: feed_xadd_xtrim(c, &r, 1); return;
+    case R_XTRIM: feed_xadd_xtrim(c, &r, 0); return;
     default: feed_asis(c); return;
     }
 }

@@ -185,6 +185,13 @@ static void xread_generic(cmd_ctx *c, int group_cmd) {
                     gt = groups[k]->last_id;
                 }
             }
+        } else if (s->length) {
+            sid top;
+            stream_last(s, &top);
+            if (sid_cmp(&top, &gt) > 0) now_ = 1;
+        }
+        if (!now_) continue;
+        if (groups[k]) { /* the consumer comes with the first entries it is served (Redis 7.0), not with a block */
             int ci = a.gi + 1;
             cons = cg_consumer(groups[k], c->argv[ci], c->argl[ci]);
             if (!cons) {
@@ -192,12 +199,7 @@ static void xread_generic(cmd_ctx *c, int group_cmd) {
                 ctx_notify(c, NOTIFY_STREAM, "xgroup-createconsumer", ks + k);
             }
             cons->seen_time = ctx_now(c);
-        } else if (s->length) {
-            sid top;
-            stream_last(s, &top);
-            if (sid_cmp(&top, &gt) > 0) now_ = 1;
         }
-        if (!now_) continue;
         served++;
         sid start = gt;
         sid_incr(&start);

@@ -207,7 +207,7 @@ static void home_finish_as(shard *sh, blocked *b, int timed_out, const char *err
         cmdstats_error(sh, error);
     } else if (timed_out) { /* a null array for every blocking command, BLMOVE too (as Redis) */
         resp_null_array(&b->slot->data, b->resp);
-        cmdstats_served(sh, b->cmd, 0);
+        cmdstats_served(sh, b->cmd, 0, 0);
     } else if (b->retry) {
         __atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
         cn->rerun = b;
@@ -426,7 +426,7 @@ static int serve_one(cmd_ctx *outer, blocked *b, waiter *w) {
     if (!sc.serve_home) aof_log(&sc, 0); /* AOF: the served pop (BLPOP -> LPOP) */
     if (!sc.serve_home && b->reply.len > 0) {
         int64_t ns = clock_ns() - t0;
-        cmdstats_served(outer->sh, b->cmd, ns);
+        cmdstats_served(outer->sh, b->cmd, ns, b->reply.p[0] == '-'); /* served an error (NOGROUP): failed, as Redis */
         b->slow_us = ns / 1000; /* the home logs it, knowing the client */
     }
     if (sc.serve_home) {

@@ -62,11 +62,12 @@ void cmdstats_call(shard *sh, const command *cmd, int64_t ns, int blocked) {
     st->err_mark = st->errors;
 }
 
-void cmdstats_served(shard *sh, const command *cmd, int64_t ns) {
+void cmdstats_served(shard *sh, const command *cmd, int64_t ns, int failed) {
     cmd_stat *cs = stat_of(sh, cmd);
     if (!cs) return;
     if (ns < 0) ns = 0;
     cs->ns += (uint64_t)ns;
+    if (failed) cs->failed++;
     hist_add(cs, ns);
 }
 

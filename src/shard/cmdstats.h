@@ -53,8 +53,9 @@ void cmdstats_prepare(struct shard *sh);
  * blocked, its latency is known when it is served. */
 void cmdstats_call(struct shard *sh, const struct command *cmd, int64_t ns, int blocked);
 /* Shard thread of sh. A blocked call of cmd was served (or timed out)
- * after ns more nanoseconds of work: its time and latency, not a call. */
-void cmdstats_served(struct shard *sh, const struct command *cmd, int64_t ns);
+ * after ns more nanoseconds of work: its time and latency, not a call;
+ * failed when what it was served is an error (its error is counted). */
+void cmdstats_served(struct shard *sh, const struct command *cmd, int64_t ns, int failed);
 /* Shard thread of sh. cmd (NULL: unknown command) was refused before it
  * ran; its error reply was already counted with cmdstats_error. */
 void cmdstats_reject(struct shard *sh, const struct command *cmd);

@@ -313,3 +313,42 @@ def test_aof_logs_generated_ids(spawn):
     assert c2.xrange("s") == before
     assert c2.xpending("s", "g")["pending"] == 1
     c2.close()
+
+
+@pytest.mark.parametrize("trim", [["MAXLEN", "~", "100"], ["MAXLEN", "~", "55", "LIMIT", "30"], ["MINID", "~", "MID"]])
+def test_aof_logs_approximate_trims_exactly(spawn, trim):
+    """XADD/XTRIM with "~" are logged with "=" and what the stream holds
+    after them, so loading the log with other node sizes trims the same."""
+    s = spawn(*AOF, "--stream-node-max-entries", "10", "--enable-debug-command", "yes")
+    c = s.new_client()
+    ids = [c.xadd("s", {"x": "v"}) for _ in range(100)]
+    args = [ids[50] if a == "MID" else a for a in trim]
+    c.execute_command("XADD", "s", *args, "*", "x", "v")
+    c.execute_command("XTRIM", "s", *args)
+    want = c.xrange("s")
+    c.config_set("stream-node-max-entries", 1)
+    c.execute_command("DEBUG", "LOADAOF")
+    assert c.xrange("s") == want
+    c.xadd("s", {"x": "v"})
+    assert c.xlen("s") == len(want) + 1
+
+
+def test_blocked_xreadgroup_creates_its_consumer_with_data(r, server):
+    """A blocked XREADGROUP's consumer exists once it is served, not while it
+    waits; an unblock with NOGROUP counts as a failed call."""
+    r.xgroup_create("s", "g", id="$", mkstream=True)
+    r.config_resetstat()
+    bg = Bg(server, "XREADGROUP", "GROUP", "g", "bob", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r, 1)
+    assert r.xinfo_groups("s")[0]["consumers"] == 0
+    r.xgroup_destroy("s", "g")
+    out = bg.result()
+    assert isinstance(out, redis.ResponseError) and "NOGROUP" in str(out)
+    stat = r.info("commandstats")["cmdstat_xreadgroup"]
+    assert (stat["calls"], stat["rejected_calls"], stat["failed_calls"]) == (1, 0, 1)
+    r.xgroup_create("s", "g", id="$")
+    bg = Bg(server, "XREADGROUP", "GROUP", "g", "bob", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r, 1)
+    r.xadd("s", {"v": 1}, id="5-0")
+    assert bg.result() == [[b"s", [(b"5-0", {b"v": b"1"})]]]
+    assert r.xinfo_groups("s")[0]["consumers"] == 1
