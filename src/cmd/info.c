@@ -107,12 +107,12 @@ static void sec_memory(buf *o, const info_src *src) {
                "used_memory_peak:%lld\r\nused_memory_peak_human:%s\r\nused_memory_peak_perc:%.2f%%\r\n"
                "used_memory_dataset:%lld\r\ntotal_system_memory:%lld\r\ntotal_system_memory_human:%s\r\n"
                "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:%s\r\nmem_fragmentation_ratio:%.2f\r\n"
-               "mem_fragmentation_bytes:%lld\r\nmem_not_counted_for_evict:%lld\r\nmem_allocator:mimalloc\r\nlazyfree_pending_objects:%ld\r\n"
+               "mem_fragmentation_bytes:%lld\r\nmem_not_counted_for_evict:%lld\r\nmem_allocator:mimalloc\r\nlazyfree_pending_objects:%ld\r\nlazyfreed_objects:%ld\r\n"
                "hugepages:%s\r\nhuge_pages_bytes:%zu\r\n",
                (long long)used, hu, rss, hr, (long long)pk, hp, pk > 0 ? (double)used * 100.0 / (double)pk : 0.0,
                (long long)used, (long long)pages * psz, hs, (long long)maxmem, hm, cfg.maxmemory_policy_s,
                used > 0 ? (double)rss / (double)used : 0.0, (long long)rss - (long long)used,
-               (long long)evict_not_counted(), lazyfree_pending(),
+               (long long)evict_not_counted(), lazyfree_pending(), lazyfree_freed(),
                hugepage_mode(), mem_huge_bytes());
     script_info_memory(o);
     for (int i = 0; i < src->n; i++)

@@ -18,6 +18,7 @@
 #include "persist/aof.h"
 #include "server/config.h"
 #include "shard/cmdstats.h"
+#include "shard/lazyfree.h"
 #include "shard/shard.h"
 #include <signal.h>
 #include <stdio.h>
@@ -132,6 +133,7 @@ static void config_resetstat_cmd(cmd_ctx *c) {
         s->ops_idx = 0;
         cmdstats_reset(s);
     }
+    lazyfree_reset_stats();
     reply_ok(c);
 }
 

@@ -21,8 +21,17 @@ static void x_free(void *o) { stream_free(o); }
 static size_t x_usage(const void *o) { return stream_mem(o); }
 static void *x_copy(const void *o) { return stream_dup(o); }
 static const char *x_encoding(const void *o) { return "stream"; }
+/* Redis's free effort of a stream: its nodes, and each group with as many
+ * PEL entries as the first one has. */
+static size_t x_effort(const void *o) {
+    const stream *s = o;
+    size_t e = s->nodes.len;
+    if (s->ngroups) e += s->ngroups * (1 + s->groups[0]->pel.len);
+    return e;
+}
+
 static const type_ops stream_ops = {
-    .name = "stream", .free = x_free, .usage = x_usage, .copy = x_copy, .encoding = x_encoding};
+    .name = "stream", .free = x_free, .usage = x_usage, .copy = x_copy, .encoding = x_encoding, .effort = x_effort};
 
 /* ---- helpers (stream.h) ---- */
 

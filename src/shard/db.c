@@ -20,7 +20,8 @@ void entry_free(entry *e) {
         const type_ops *o = types[entry_type(e)];
         void *obj = entry_obj(e);
         if (o && o->free) {
-            if (o->usage && lazyfree_wanted(o->usage(obj))) lazyfree_obj(o->free, obj);
+            int lazy = o->effort ? lazyfree_wanted_effort(o->effort(obj)) : o->usage && lazyfree_wanted(o->usage(obj));
+            if (lazy) lazyfree_obj(o->free, obj);
             else o->free(obj);
         }
     }

@@ -32,6 +32,7 @@ typedef struct type_ops {
     size_t (*usage)(const void *obj);        /* bytes, for MEMORY USAGE */
     void *(*copy)(const void *obj);          /* deep copy, for COPY */
     const char *(*encoding)(const void *obj);/* OBJECT ENCODING */
+    size_t (*effort)(const void *obj);       /* allocations freeing it takes, when lazy freeing goes by them */
 } type_ops;
 
 void db_register_type(int type, const type_ops *ops);

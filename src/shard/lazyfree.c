@@ -15,6 +15,7 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static job *head, *tail;
 static long pending; /* atomic reads */
+static long freed;   /* objects and tables freed here since CONFIG RESETSTAT */
 static int enabled, started;
 static _Thread_local int on_lazy_thread;
 
@@ -41,6 +42,7 @@ static void *lazy_main(void *arg) {
         pthread_mutex_unlock(&lock);
         run(j);
         __atomic_sub_fetch(&pending, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&freed, 1, __ATOMIC_RELAXED);
     }
     return NULL;
 }
@@ -88,3 +90,6 @@ void lazyfree_table(table *t) {
 }
 
 long lazyfree_pending(void) { return __atomic_load_n(&pending, __ATOMIC_RELAXED); }
+long lazyfree_freed(void) { return __atomic_load_n(&freed, __ATOMIC_RELAXED); }
+void lazyfree_reset_stats(void) { __atomic_store_n(&freed, 0, __ATOMIC_RELAXED); }
+int lazyfree_wanted_effort(size_t allocations) { return enabled && !on_lazy_thread && allocations > LAZYFREE_EFFORT; }

@@ -25,4 +25,11 @@ void lazyfree_obj(void (*free_fn)(void *obj), void *obj);
 void lazyfree_table(table *t);
 /* Objects and tables queued and not yet freed (INFO lazyfree_pending_objects). */
 long lazyfree_pending(void);
+/* Freed by the background thread since CONFIG RESETSTAT (INFO lazyfreed_objects). */
+long lazyfree_freed(void);
+void lazyfree_reset_stats(void);
+/* Redis's rule by allocations (LAZYFREE_EFFORT, its threshold), for a type
+ * that counts them (type_ops.effort: streams, as Redis counts theirs). */
+#define LAZYFREE_EFFORT 64
+int lazyfree_wanted_effort(size_t allocations);
 #endif

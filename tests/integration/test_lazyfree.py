@@ -70,3 +70,39 @@ def test_flush_mode_errors(r):
         r.execute_command("FLUSHALL", "LATER")
     with pytest.raises(redis.ResponseError, match="^syntax error$"):
         r.execute_command("FLUSHDB", "ASYNC", "SYNC")
+
+
+def lazy_done(r, timeout=10.0):
+    deadline = time.time() + timeout
+    while r.info("memory")["lazyfree_pending_objects"] and time.time() < deadline:
+        time.sleep(0.02)
+    return r.info("memory")["lazyfree_pending_objects"] == 0
+
+
+def test_streams_lazy_freed_by_their_allocations(r):
+    """A stream goes to the background by Redis's effort (nodes, groups and
+    PEL entries over 64), counted in lazyfreed_objects; a small one with a
+    destroyed group is freed at once; CONFIG RESETSTAT zeroes the count."""
+    assert lazy_done(r)
+    r.config_resetstat()
+    old = r.config_get("stream-node-max-entries")["stream-node-max-entries"]
+    try:
+        r.config_set("stream-node-max-entries", 5)
+        p = r.pipeline(transaction=False)
+        for j in range(1000):
+            p.xadd("big", {"foo": j})
+        p.execute()
+        r.xgroup_create("big", "g", id="0")
+        r.xreadgroup("g", "alice", {"big": ">"}, count=2)
+        assert r.unlink("big") == 1
+        assert lazy_done(r)
+        assert r.info("memory")["lazyfreed_objects"] == 1
+        r.config_resetstat()
+        r.xadd("small", {"a": "b"})
+        r.xgroup_create("small", "bla", id="$")
+        r.xgroup_destroy("small", "bla")
+        assert r.unlink("small") == 1
+        assert lazy_done(r)
+        assert r.info("memory")["lazyfreed_objects"] == 0
+    finally:
+        r.config_set("stream-node-max-entries", old)
