@@ -15,6 +15,7 @@
 #include "lib/util.h"
 #include <lauxlib.h>
 #include <lua.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,6 +319,14 @@ static int reply_table(lua_State *L, int idx, buf *out, int proto, int sresp, in
     return 0;
 }
 
+/* A Lua number as Redis replies it: truncated; NaN and values past the
+ * range of long long give LLONG_MIN, as the x86 conversion Redis relies on
+ * does (a plain cast there is undefined behaviour in C). */
+static long long number_reply(double d) {
+    if (d >= -9223372036854775808.0 && d < 9223372036854775808.0) return (long long)d;
+    return LLONG_MIN;
+}
+
 static int reply_value(lua_State *L, int idx, buf *out, int proto, int sresp, int depth) {
     if (depth > CONV_MAX_DEPTH || !lua_checkstack(L, 8)) return -1;
     switch (lua_type(L, idx)) {
@@ -332,7 +341,7 @@ static int reply_value(lua_State *L, int idx, buf *out, int proto, int sresp, in
         else if (lua_toboolean(L, idx)) resp_int(out, 1);
         else resp_null(out, proto);
         return 0;
-    case LUA_TNUMBER: resp_int(out, (long long)lua_tonumber(L, idx)); return 0;
+    case LUA_TNUMBER: resp_int(out, number_reply(lua_tonumber(L, idx))); return 0;
     case LUA_TTABLE: return reply_table(L, idx, out, proto, sresp, depth);
     default: resp_null(out, proto); return 0;
     }

@@ -914,7 +914,7 @@ static void reply_script_error(lua_State *L, script_run *r) {
         if (lua_type(L, -1) == LUA_TSTRING) source = lua_tostring(L, -1);
         lua_pop(L, 1);
         lua_getfield(L, -1, "line");
-        if (lua_isnumber(L, -1)) line = (long)lua_tonumber(L, -1);
+        if (lua_isnumber(L, -1) && lua_tonumber(L, -1) >= 0 && lua_tonumber(L, -1) < 1e9) line = (long)lua_tonumber(L, -1);
         lua_pop(L, 1);
         lua_getfield(L, -1, COUNTED);
         counted = lua_toboolean(L, -1);

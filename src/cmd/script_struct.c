@@ -92,7 +92,8 @@ static void controloptions(lua_State *L, int opt, const char **fmt, header *h) {
 static void putinteger(lua_State *L, luaL_Buffer *b, int arg, int endian, size_t size) {
     lua_Number n = luaL_checknumber(L, arg);
     unsigned long long v;
-    if (n < 0) v = (n < (lua_Number)LLONG_MIN) ? (unsigned long long)LLONG_MIN : (unsigned long long)(long long)n;
+    if (n != n) v = (unsigned long long)LLONG_MIN; /* NaN: what the x86 conversion Redis relies on gives */
+    else if (n < 0) v = (n < (lua_Number)LLONG_MIN) ? (unsigned long long)LLONG_MIN : (unsigned long long)(long long)n;
     else v = n >= 18446744073709551615.0 ? ~0ull : (unsigned long long)n;
     char buff[MAXINTSIZE];
     for (size_t i = 0; i < size; i++) {

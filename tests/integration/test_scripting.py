@@ -706,3 +706,12 @@ def test_unkillable_script_and_shutdown_nosave(spawn):
         time.sleep(0.02)
     assert not srv.alive()
     raw.close()
+
+
+def test_numbers_past_long_long_reply_as_redis(r):
+    """A Lua number outside long long's range (or NaN) replies LLONG_MIN, as
+    redis-server on x86 does; within it, it is truncated."""
+    low = -9223372036854775808
+    assert r.eval("return {1e300, -1e300, 2^63, -2^63, 3.9, -3.9, 0/0}", 0) == [low, low, low, low, 3, -3, low]
+    assert r.eval("return 6.6e127", 0) == low
+    assert r.eval("return struct.unpack('>i8', struct.pack('>i8', 0/0))", 0) == low
