@@ -15,6 +15,7 @@
 #include "persist/aof.h"
 #include "persist/snapshot.h"
 #include "shard/block.h"
+#include "shard/evict.h"
 #include "shard/cmdstats.h"
 #include "shard/latency.h"
 #include "shard/msg.h"
@@ -210,6 +211,12 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
         int ids[MAX_SHARDS], n = 0;
         for (int i = 0; i < nshards; i++)
             if (mask & (1ull << i)) ids[n++] = i;
+        if (__builtin_expect(cfg_get(maxmemory) > 0, 0) && !(cmd->flags & (CMD_EXEC | CMD_BLOCKING | CMD_HOME)) &&
+            evict_wants_all(mask)) { /* over maxmemory, and only other shards have keys to evict */
+            for (n = 0; n < nshards; n++) ids[n] = n;
+            tx_begin(s, cmd, argc, argv, argl, ids, n, discard);
+            return;
+        }
         if (n == 1 && ids[0] != s->sh->id && !(cmd->flags & (CMD_BLOCKING | CMD_EXEC | CMD_HOME))) {
             send_batch(s, ids[0], cmd, argc, argv, argl, discard); /* blocking ones run at home (block.h) */
             return;

@@ -34,8 +34,12 @@ int maxmemory_exec_refused(cmd_ctx *c) {
      * as Redis evicts before any command (INFO right after memory grew
      * reports the eviction). */
     if (c->tx && !c->in_exec && !aof_loading && holds_every_shard(c)) {
-        evict_run_all();
-        return 0;
+        int full = evict_run_all() == EVICT_FAIL;
+        if (c->sess) tracking_deliver_before(c->sh, c->sess, c->out);
+        if (!full || !(c->cmd->flags & CMD_DENYOOM)) return 0;
+        reply_error(c, OOM_ERR);
+        cmdstats_reject(c->sh, c->cmd);
+        return 1;
     }
     /* Inside a transaction, EXEC or a blocked client's serving, the check
      * was made where the call started; a split command's parts are checked

@@ -17,6 +17,7 @@
 #include "net/conn.h"
 #include "persist/aof.h"
 #include "server/config.h"
+#include "shard/tracking.h"
 #include "shard/cmdstats.h"
 #include "shard/lazyfree.h"
 #include "shard/shard.h"
@@ -108,10 +109,12 @@ static void config_set_cmd(cmd_ctx *c) {
     config_caller_remote = !is_local(c->sess); /* enable-protected-configs local */
     int rc = config_set_many(n, (const char *const *)names, (const char *const *)values, err, sizeof err);
     config_caller_remote = 0;
-    if (rc < 0)
+    if (rc < 0) {
         reply_error(c, err);
-    else
+    } else {
+        tracking_limit_all();
         reply_ok(c);
+    }
     for (int k = 0; k < n; k++) {
         zfree(names[k]);
         zfree(values[k]);

@@ -469,6 +469,20 @@ int evict_run_all(void) {
     return run(self, 0, nshards, global_pool, 1);
 }
 
+int evict_wants_all(uint64_t mask) {
+    int pol = evict_policy();
+    int64_t max = cfg_get(maxmemory);
+    if (!mask || max <= 0 || (pol & EVP_NONE)) return 0;
+    int vol = (pol & EVP_VOLATILE) != 0;
+    uint64_t in = 0, out = 0;
+    for (int i = 0; i < nshards; i++) {
+        uint64_t n = __atomic_load_n(vol ? &shards[i]->ev_volatile : &shards[i]->ev_keys, __ATOMIC_RELAXED);
+        if (mask >> i & 1) in += n;
+        else out += n;
+    }
+    return !in && out && evict_used_memory() > max;
+}
+
 void evict_step(shard *s) {
     if (cfg_get(maxmemory) <= 0) {
         s->ev_pending = 0;

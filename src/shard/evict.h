@@ -66,6 +66,12 @@ int evict_over(shard *s);
 /* The same, under a lock of every shard (CONFIG SET maxmemory): candidates
  * from every shard's databases, the exact usage, no time limit. */
 int evict_run_all(void);
+/* 1 when the server is over maxmemory and the shards of mask (those a
+ * command would run on) have no key the policy may evict while another
+ * shard has (published counts): the command then takes every shard and
+ * evicts with evict_run_all before it runs, as Redis evicts any key before
+ * any command (the keys' invalidations precede its reply). */
+int evict_wants_all(uint64_t mask);
 /* From the shard's loop: continues an eviction that ran out of time, and
  * (cron) catches up when other shards' keys filled the memory. */
 void evict_step(shard *s);

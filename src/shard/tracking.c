@@ -700,21 +700,42 @@ static uint64_t trk_rand(void) {
 /* tracking-table-max-keys: while the keys over every shard pass the
  * limit, this shard drops random keys of its own, invalidating them. One
  * shard at a time (a mutex), so the shards together stop at the limit. */
+/* Invalidates one random key of owner's table; 0 when it has none. */
+static int forget_one(shard *owner) {
+    trk_local *L = &locals[owner->id];
+    smap_elem *e = L->tab && smap_size(L->tab) ? smap_random(L->tab, trk_rand) : NULL;
+    if (!e) return 0;
+    size_t kl;
+    const char *k = smap_elem_field(e, &kl);
+    char tmp[256];
+    char *kc = kl <= sizeof tmp ? tmp : zmalloc(kl);
+    memcpy(kc, k, kl);
+    invalidate_readers(owner, 0, kc, kl);
+    if (kc != tmp) zfree(kc);
+    return 1;
+}
+
 void tracking_cron(shard *sh) {
     trk_local *L = &locals[sh->id];
     long long max = cfg_get(tracking_table_max_keys);
     if (!L->tab || !smap_size(L->tab) || max <= 0 || atomic_get(&g_keys) <= max) return;
     pthread_mutex_lock(&evict_lock);
-    for (int budget = 1000; budget-- > 0 && L->tab && smap_size(L->tab) && atomic_get(&g_keys) > max;) {
-        smap_elem *e = smap_random(L->tab, trk_rand);
-        if (!e) break;
-        size_t kl;
-        const char *k = smap_elem_field(e, &kl);
-        char tmp[256];
-        char *kc = kl <= sizeof tmp ? tmp : zmalloc(kl);
-        memcpy(kc, k, kl);
-        invalidate_readers(sh, 0, kc, kl);
-        if (kc != tmp) zfree(kc);
+    for (int budget = 1000; budget-- > 0 && atomic_get(&g_keys) > max && forget_one(sh);) {
+    }
+    pthread_mutex_unlock(&evict_lock);
+}
+
+void tracking_limit_all(void) {
+    long long max = cfg_get(tracking_table_max_keys);
+    if (max <= 0 || atomic_get(&g_keys) <= max) return;
+    pthread_mutex_lock(&evict_lock);
+    for (int budget = 1000, any = 1; any && budget > 0 && atomic_get(&g_keys) > max;) {
+        any = 0;
+        for (int i = 0; i < nshards && budget > 0 && atomic_get(&g_keys) > max; i++)
+            if (forget_one(shards[i])) {
+                any = 1;
+                budget--;
+            }
     }
     pthread_mutex_unlock(&evict_lock);
 }

@@ -84,6 +84,10 @@ void tracking_turn_end(struct shard *sh);
  * own messages go there, before the reply (keys evicted for the command). */
 void tracking_deliver_before(struct shard *sh, struct session *s, buf *out);
 void tracking_cron(struct shard *sh);
+/* The same over every shard's table, under a lock of every shard (CONFIG
+ * SET): a lowered tracking-table-max-keys takes effect before the next
+ * command, as Redis applies it before each command. */
+void tracking_limit_all(void);
 
 /* INFO: tracking_total_keys, _items, _prefixes, tracking_clients. */
 void tracking_stats(long long *keys, long long *items, long long *prefixes, long long *clients);

@@ -268,26 +268,52 @@ def test_scripts_track_declared_keys_and_noloop(server, r, conns):
 
 def test_eviction_invalidation_before_reply(server, r, conns):
     """Keys evicted before a command are invalidated before its reply (Redis
-    evicts ahead of the command). With several shards the keys' shard
-    evicts and the invalidation travels to the client's shard apart from
-    the reply, so only one shard promises the order."""
-    if server.target == "shoal4":
-        pytest.skip("the order holds on one shard only (docs/architecture.md, tracking)")
+    evicts ahead of the command), also when the evicted key lives on
+    another shard than the command's key (no hashtags: at --threads 4 the
+    only volatile key is elsewhere, so the command evicts there first)."""
     r.flushall()
     c = tracker(server)
     conns.append(c)
-    mem = r.info("memory")
-    used = mem["used_memory"] - mem["mem_not_counted_for_evict"]
     old = r.config_get("maxmemory-policy")["maxmemory-policy"]
     try:
-        r.config_set("maxmemory", used + 100 * 1024)
         r.config_set("maxmemory-policy", "volatile-random")
-        c.call("SETEX", "volatile{e}", 10000, "x")
-        assert c.call("GET", "volatile{e}") == ("$", b"x")
-        c.call("SETBIT", "big{e}", 1600000, 0)  # about 200 kB: over the limit
-        c.send("GETBIT", "big{e}", 0)
-        assert inval(c) == [b"volatile{e}"]
+        assert c.call("SETEX", "volatile-key", 10000, "x") == ("+", "OK")
+        assert c.call("GET", "volatile-key") == ("$", b"x")
+        mem = r.info("memory")  # measured once the key and its structures exist
+        used = mem["used_memory"] - mem["mem_not_counted_for_evict"]
+        r.config_set("maxmemory", used + 100 * 1024)
+        assert c.call("SETBIT", "big-key", 1600000, 0) == (":", 0)  # about 200 kB: over the limit
+        c.send("GETBIT", "big-key", 0)
+        assert inval(c) == [b"volatile-key"]
         assert c.read() == (":", 0)
     finally:
         r.config_set("maxmemory", 0)
         r.config_set("maxmemory-policy", old)
+
+
+def test_lowered_table_limit_before_next_command(spawn, conns):
+    """A lowered tracking-table-max-keys takes effect before the next
+    command, even one that MULTI only queues: the tracking client gets an
+    invalidation of one of its keys ahead of QUEUED (with the cron paused,
+    so only the command path can do it). The keys are on different shards
+    at --threads 4."""
+    server = spawn("--enable-debug-command", "yes")
+    r = server.new_client()
+    c = tracker(server)
+    conns.append(c)
+    try:
+        r.config_set("tracking-table-max-keys", 2)
+        r.execute_command("DEBUG", "PAUSE-CRON", 1)
+        assert c.call("MGET", "lim-a", "lim-b") == ("*", [("_", None), ("_", None)])
+        assert r.info("stats")["tracking_total_keys"] == 2
+        assert c.call("MULTI") == ("+", "OK")
+        r.config_set("tracking-table-max-keys", 1)
+        c.send("PING")
+        gone = inval(c)
+        assert gone in ([b"lim-a"], [b"lim-b"])
+        assert c.read() == ("+", "QUEUED")
+        assert c.call("EXEC") == ("*", [("+", "PONG")])
+        assert r.info("stats")["tracking_total_keys"] == 1
+    finally:
+        r.execute_command("DEBUG", "PAUSE-CRON", 0)
+        r.close()
