@@ -17,6 +17,7 @@
 #include "shard/watch.h"
 #include "lib/mem.h"
 #include "server/config.h"
+#include "shard/lazyfree.h"
 #include "shard/evict.h"
 #include "shard/shard.h"
 #include "cmd/notify.h"
@@ -25,11 +26,13 @@
 /* DEL key [key ...], UNLINK key [key ...] */
 static void del_cmd(cmd_ctx *c) {
     long long n = 0;
+    int was = lazyfree_cause(c->cmd->name[0] == 'u' ? LF_UNLINK : LF_USER_DEL);
     for (int i = 1; i < c->argc; i++) {
         if (!db_delete(ctx_db(c, c->argv[i], c->argl[i]), c->argv[i], c->argl[i], ctx_now(c))) continue;
         n++;
         ctx_notify(c, NOTIFY_GENERIC, "del", i);
     }
+    lazyfree_cause(was);
     reply_int(c, n);
 }
 
@@ -53,7 +56,8 @@ static int flush_mode(cmd_ctx *c, int from) {
         reply_status(c, ST_SYNTAX);
         return -1;
     }
-    return c->argc == from + 1 && arg_is(c, from, "async");
+    if (c->argc == from) return cfg_get(lazyfree_lazy_user_flush) != 0; /* neither: the directive decides */
+    return arg_is(c, from, "async");
 }
 
 /* FLUSHDB [ASYNC|SYNC] */

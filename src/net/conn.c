@@ -277,6 +277,7 @@ void conn_process(conn *c) {
             break;
         }
         int argc = c->rp.argc;
+        if (argc > c->argc_peak) c->argc_peak = argc;
         if (argc > c->argcap) {
             c->argcap = argc;
             c->argv = zrealloc(c->argv, sizeof(char *) * (size_t)argc);
@@ -305,6 +306,7 @@ static inline __attribute__((always_inline)) void read_done(conn *c, ssize_t n) 
         return;
     }
     c->qbuf.len += (size_t)n;
+    if (c->qbuf.len > c->qbuf_peak) c->qbuf_peak = c->qbuf.len;
     c->sh->stat_net_in += (uint64_t)n;
     if (c->last_io_ms != c->sh->now_ms) {
         c->last_io_ms = c->sh->now_ms;
@@ -378,6 +380,30 @@ static void write_out(conn *c) {
 void conn_shrink_idle(conn *c, int64_t now) {
     /* (the reply buffer keeps at most rbuf_keep: conn_cron, rbuf_trim) */
     if (c->qbuf.cap && !c->qbuf.len && !c->in_pending && now - c->last_io_ms >= 2000) buf_free(&c->qbuf);
+    /* Buffers grown by one big command shrink back once the last tick saw
+     * no more than half of them used (Redis's clientsCron rule). The
+     * argument arrays point into the query buffer: nothing may be in
+     * flight on them. */
+    int quiet = !c->in_pending && !c->waiting && !c->held && !c->blocked && !c->tx_stalled && !c->postponed;
+    if (quiet && c->qbuf.cap > 32 * 1024 && c->qbuf_peak < c->qbuf.cap / 2) {
+        size_t want = c->qbuf_peak > c->qbuf.len ? c->qbuf_peak : c->qbuf.len;
+        if (want == 0) {
+            buf_free(&c->qbuf);
+        } else {
+            c->qbuf.p = zrealloc(c->qbuf.p, want);
+            c->qbuf.cap = want;
+        }
+    }
+    if (quiet && c->argcap > 1024 && c->argc_peak < c->argcap / 2) {
+        zfree(c->argv);
+        zfree(c->argl);
+        c->argv = NULL;
+        c->argl = NULL;
+        c->argcap = 0;
+        resp_parser_trim(&c->rp);
+    }
+    c->qbuf_peak = c->qbuf.len;
+    c->argc_peak = 0;
 }
 
 /* The write waits for conn_write_all at the end of the turn, after the

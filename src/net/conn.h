@@ -63,6 +63,8 @@ typedef struct conn {
     const char **argv;
     size_t *argl;
     int argcap;
+    int argc_peak;     /* most arguments of a command since the last cron tick */
+    size_t qbuf_peak;  /* most query bytes held since the last cron tick */
     buf out;
     size_t out_pos;
     slot *sq_head, *sq_tail;

@@ -13,6 +13,14 @@ void resp_parser_init(resp_parser *p, long long max_bulk) {
     p->max_bulk = max_bulk;
 }
 
+void resp_parser_trim(resp_parser *p) {
+    if (p->cap <= 1024 || p->argc || p->mbulk) return;
+    zfree(p->off);
+    zfree(p->len);
+    p->off = p->len = NULL;
+    p->cap = 0;
+}
+
 void resp_parser_free(resp_parser *p) {
     zfree(p->off);
     zfree(p->len);

@@ -108,6 +108,9 @@ enum {
     X("lfu-decay-time", lfu_decay_time, CT_INT, "1", 0, INT32_MAX, 1)                                                  \
     X("lazyfree-lazy-user-del", lazyfree_lazy_user_del, CT_BOOL, "no", 0, 0, 1)                                        \
     X("lazyfree-lazy-user-flush", lazyfree_lazy_user_flush, CT_BOOL, "no", 0, 0, 1)                                    \
+    X("lazyfree-lazy-expire", lazyfree_lazy_expire, CT_BOOL, "no", 0, 0, 1)                                            \
+    X("lazyfree-lazy-eviction", lazyfree_lazy_eviction, CT_BOOL, "no", 0, 0, 1)                                        \
+    X("lazyfree-lazy-server-del", lazyfree_lazy_server_del, CT_BOOL, "no", 0, 0, 1)                                    \
     X("slowlog-log-slower-than", slowlog_log_slower_than, CT_INT, "10000", -1, INT64_MAX, 1)                           \
     X("slowlog-max-len", slowlog_max_len, CT_INT, "128", 0, INT64_MAX, 1)                                              \
     X("latency-monitor-threshold", latency_monitor_threshold, CT_INT, "0", 0, INT64_MAX, 1)                            \

@@ -72,7 +72,9 @@ void db_init(db *d, struct shard *owner, int id) {
 void db_free(db *d) { table_destroy(&d->t, entry_free); }
 
 void db_clear(db *d) {
+    int was = lazyfree_cause(LF_SYNC); /* FLUSHALL SYNC frees everything here, as Redis */
     if (!snap_adopt_table(d)) table_destroy(&d->t, entry_free);
+    lazyfree_cause(was);
     d->t = table_create();
     d->expires = 0;
     d->expire_cursor = 0;
@@ -108,7 +110,9 @@ entry **db_find_link(db *d, const char *key, size_t klen, int64_t now) {
     if (entry_has_ttl(e) && now > entry_expire(e) && !aof_loading) { /* AOF: nothing expires while loading */
         aof_feed_expired(d, key, klen);                               /* AOF: logged as DEL */
         watch_expired(d->id, key, klen, entry_expire(e));
+        int was = lazyfree_cause(LF_EXPIRE);
         db_delete_link(d, l);
+        lazyfree_cause(was);
         count_expired(d);
         notify_key(NOTIFY_EXPIRED, "expired", key, klen, d->id);
         if (d->owner && tracking_active()) tracking_key_changed(d->owner, 0, key, klen);

@@ -340,12 +340,14 @@ static int64_t evict_key(db *d, entry **l) {
     aof_feed_expired(d, key, klen); /* AOF: logged as DEL, as Redis propagates an eviction */
     watch_bump(d->id, key, klen);
     int64_t lazy = 0;
+    int was = lazyfree_cause(LF_EVICT);
     if (entry_kind(e) == EK_OBJ) {
         const type_ops *o = db_type_ops(entry_type(e));
         size_t u = o && o->usage ? o->usage(entry_obj(e)) : 0;
         if (lazyfree_wanted(u)) lazy = (int64_t)u;
     }
     db_delete_link(d, l);
+    lazyfree_cause(was);
     if (d->owner) d->owner->stat_evicted++;
     return lazy;
 }

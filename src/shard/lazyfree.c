@@ -1,6 +1,7 @@
 /* lazyfree.c - see lazyfree.h. */
 #include "shard/lazyfree.h"
 #include "lib/mem.h"
+#include "server/config.h"
 #include "shard/db.h"
 #include <pthread.h>
 
@@ -58,7 +59,27 @@ static void start(void) {
 
 void lazyfree_enable(void) { enabled = 1; }
 
-int lazyfree_wanted(size_t bytes) { return enabled && !on_lazy_thread && bytes > LAZYFREE_BYTES; }
+static _Thread_local int cause = LF_SERVER_DEL;
+
+int lazyfree_cause(int c) {
+    int old = cause;
+    cause = c;
+    return old;
+}
+
+/* Redis's per-cause directives; UNLINK and ASYNC always, SYNC never. */
+static int cause_allows(void) {
+    switch (cause) {
+    case LF_USER_DEL: return cfg_get(lazyfree_lazy_user_del) != 0;
+    case LF_UNLINK: return 1;
+    case LF_EXPIRE: return cfg_get(lazyfree_lazy_expire) != 0;
+    case LF_EVICT: return cfg_get(lazyfree_lazy_eviction) != 0;
+    case LF_SYNC: return 0;
+    default: return cfg_get(lazyfree_lazy_server_del) != 0;
+    }
+}
+
+int lazyfree_wanted(size_t bytes) { return enabled && !on_lazy_thread && bytes > LAZYFREE_BYTES && cause_allows(); }
 
 static void push(void (*free_fn)(void *), void *obj) {
     pthread_once(&once, start);
@@ -92,4 +113,6 @@ void lazyfree_table(table *t) {
 long lazyfree_pending(void) { return __atomic_load_n(&pending, __ATOMIC_RELAXED); }
 long lazyfree_freed(void) { return __atomic_load_n(&freed, __ATOMIC_RELAXED); }
 void lazyfree_reset_stats(void) { __atomic_store_n(&freed, 0, __ATOMIC_RELAXED); }
-int lazyfree_wanted_effort(size_t allocations) { return enabled && !on_lazy_thread && allocations > LAZYFREE_EFFORT; }
+int lazyfree_wanted_effort(size_t allocations) {
+    return enabled && !on_lazy_thread && allocations > LAZYFREE_EFFORT && cause_allows();
+}

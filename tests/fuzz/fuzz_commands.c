@@ -9,7 +9,8 @@
  *   - each command appends exactly one well-formed RESP reply (none when
  *     CLIENT REPLY OFF/SKIP is in effect);
  *   - key positions of the command row lie inside argv.
- * Kept out: commands that sleep, stop the process, block, fork or write
+ * Kept out: commands that sleep, stop the process, block (XREAD and
+ * XREADGROUP run when they have no BLOCK), fork or write
  * files (SHUTDOWN, DEBUG, anything containing "sleep", SAVE...), and
  * PFSELFTEST (seconds of work under the sanitizers). CONFIG SET
  * is allowed; every directive is put back after an input that ran CONFIG.
@@ -211,7 +212,11 @@ static int allowed(int argc, const char **argv, const size_t *argl) {
         for (int i = 1; i < argc; i++)
             if (contains_ci(argv[i], argl[i], "append")) return 0;
     const command *cmd = cmd_lookup(argv[0], argl[0]);
-    if (cmd && (cmd->flags & CMD_BLOCKING)) return 0;
+    if (cmd && (cmd->flags & CMD_BLOCKING)) { /* XREAD and XREADGROUP block only with BLOCK */
+        if (!str_eq_ci(argv[0], argl[0], "xread") && !str_eq_ci(argv[0], argl[0], "xreadgroup")) return 0;
+        for (int i = 1; i < argc; i++)
+            if (str_eq_ci(argv[i], argl[i], "block")) return 0;
+    }
     return 1;
 }
 

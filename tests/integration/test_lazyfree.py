@@ -111,3 +111,84 @@ def test_streams_lazy_freed_by_their_allocations(r):
         assert r.info("memory")["lazyfreed_objects"] == 0
     finally:
         r.config_set("stream-node-max-entries", old)
+
+
+def big_set(r, key, n=20000):
+    for start in range(0, n, 5000):
+        r.sadd(key, *range(start, start + 5000))
+
+
+def lazy_count(r, do):
+    """lazyfreed_objects after CONFIG RESETSTAT and do()."""
+    assert lazy_done(r)
+    r.config_resetstat()
+    do()
+    assert lazy_done(r)
+    return r.info("memory")["lazyfreed_objects"]
+
+
+def test_lazyfree_directives_choose_the_thread(r):
+    """Each cause of a free follows its directive, all "no" by default as in
+    Redis: DEL by lazyfree-lazy-user-del, an expiry by lazyfree-lazy-expire,
+    an overwrite by lazyfree-lazy-server-del, FLUSHALL without ASYNC/SYNC by
+    lazyfree-lazy-user-flush; UNLINK and FLUSHALL ASYNC always go to the
+    background, FLUSHALL SYNC never. lazyfreed_objects tells which."""
+    names = ("lazyfree-lazy-user-del", "lazyfree-lazy-expire", "lazyfree-lazy-server-del",
+             "lazyfree-lazy-eviction", "lazyfree-lazy-user-flush")
+    old = {n: r.config_get(n)[n] for n in names}
+    assert old == {n: "no" for n in names}
+    assert r.config_get("lazyfree-lazy-*") == old
+    try:
+        big_set(r, "a")
+        assert lazy_count(r, lambda: r.delete("a")) == 0
+        big_set(r, "a")
+        assert lazy_count(r, lambda: r.unlink("a")) == 1
+        r.config_set("lazyfree-lazy-user-del", "yes")
+        big_set(r, "a")
+        assert lazy_count(r, lambda: r.delete("a")) == 1
+
+        big_set(r, "a")
+        assert lazy_count(r, lambda: r.set("a", "x")) == 0  # an overwrite is a server delete
+        r.config_set("lazyfree-lazy-server-del", "yes")
+        r.delete("a")
+        big_set(r, "a")
+        assert lazy_count(r, lambda: r.set("a", "x")) == 1
+
+        for policy, want in (("no", 0), ("yes", 1)):
+            r.config_set("lazyfree-lazy-expire", policy)
+            big_set(r, "e")
+
+            def expire():  # gone by a lookup or the active cycle: an expiry either way
+                r.pexpire("e", 1)
+                time.sleep(0.01)
+                assert r.exists("e") == 0
+            assert lazy_count(r, expire) == want
+
+        big_set(r, "f")
+        assert lazy_count(r, lambda: r.flushall()) == 0
+        r.config_set("lazyfree-lazy-user-flush", "yes")
+        big_set(r, "f")
+        assert lazy_count(r, lambda: r.flushall()) == 1  # the whole keyspace, one object
+        big_set(r, "f")
+        assert lazy_count(r, lambda: r.execute_command("FLUSHALL", "SYNC")) == 0
+        assert r.dbsize() == 0
+    finally:
+        for n, v in old.items():
+            r.config_set(n, v)
+
+
+def test_big_command_buffers_come_back(r):
+    """One command with 100,000 arguments grows the connection's query
+    buffer and argument arrays; once later commands are small, they shrink
+    back and used_memory returns near where it started (Redis's clientsCron
+    resizes the query buffer the same way)."""
+    r.flushall()
+    assert lazy_done(r)
+    base = used_memory(r)
+    r.sadd("myset", *range(100000))
+    assert r.scard("myset") == 100000
+    assert r.unlink("myset") == 1
+    deadline = time.time() + 10
+    while used_memory(r) > base * 2 + 100_000 and time.time() < deadline:
+        time.sleep(0.1)
+    assert used_memory(r) <= base * 2 + 100_000
