@@ -119,6 +119,12 @@ void mem_huge_pages(int on) {
 #endif
 }
 
+void mem_release(void) {
+#ifndef SHOAL_LIBC_MALLOC
+    mi_collect(true);
+#endif
+}
+
 size_t mem_huge_bytes(void) {
     FILE *f = fopen("/proc/self/smaps_rollup", "r");
     if (!f) return 0;

@@ -38,4 +38,8 @@ size_t mem_rss(void);
 void mem_huge_pages(int on);
 /* Bytes of anonymous memory backed by huge pages now (smaps_rollup). */
 size_t mem_huge_bytes(void);
+/* Hands the calling thread's free pages back to the system (the
+ * allocator otherwise does that only inside its own calls, which an idle
+ * thread does not make). */
+void mem_release(void);
 #endif

@@ -359,6 +359,7 @@ static void write_out(conn *c) {
         }
         c->sh->stat_net_out += (uint64_t)n;
         c->out_pos += (size_t)n;
+        c->last_out_ms = c->sh->now_ms;
     }
     if (c->out_pos == c->out.len) {
         c->out.len = c->out_pos = 0;
@@ -380,6 +381,10 @@ static void write_out(conn *c) {
 void conn_shrink_idle(conn *c, int64_t now) {
     /* (the reply buffer keeps at most rbuf_keep: conn_cron, rbuf_trim) */
     if (c->qbuf.cap && !c->qbuf.len && !c->in_pending && now - c->last_io_ms >= 2000) buf_free(&c->qbuf);
+    /* an empty reply buffer of a connection idle both ways (a subscriber
+     * whose channels went quiet): its next reply allocates rbuf_keep again */
+    if (c->out.cap && !c->out.len && !c->sq_head && now - c->last_io_ms >= 2000 && now - c->last_out_ms >= 2000)
+        buf_free(&c->out);
     /* Buffers grown by one big command shrink back once the last tick saw
      * no more than half of them used (Redis's clientsCron rule). The
      * argument arrays point into the query buffer: nothing may be in
@@ -394,13 +399,16 @@ void conn_shrink_idle(conn *c, int64_t now) {
             c->qbuf.cap = want;
         }
     }
-    if (quiet && c->argcap > 1024 && c->argc_peak < c->argcap / 2) {
+    /* (an idle connection keeps none: the subscribers of a big fan-out
+     * that went quiet hold no per-command memory) */
+    int idle = !c->qbuf.cap && now - c->last_io_ms >= 2000;
+    if (quiet && c->argcap && (idle || (c->argcap > 1024 && c->argc_peak < c->argcap / 2))) {
         zfree(c->argv);
         zfree(c->argl);
         c->argv = NULL;
         c->argl = NULL;
         c->argcap = 0;
-        resp_parser_trim(&c->rp);
+        resp_parser_trim(&c->rp, idle ? 0 : 1024);
     }
     c->qbuf_peak = c->qbuf.len;
     c->argc_peak = 0;

@@ -81,6 +81,7 @@ typedef struct conn {
     struct conn *write_next;
     int in_pending, in_write, closed, epout, in_grave;
     int64_t last_io_ms;
+    int64_t last_out_ms; /* the last write that sent bytes */
     char addr[128], laddr[128];
     int is_unix;
     int is_local; /* unix socket, 127.0.0.1 or ::1 (Redis's local client: protected mode, "local" options) */

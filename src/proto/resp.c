@@ -13,8 +13,8 @@ void resp_parser_init(resp_parser *p, long long max_bulk) {
     p->max_bulk = max_bulk;
 }
 
-void resp_parser_trim(resp_parser *p) {
-    if (p->cap <= 1024 || p->argc || p->mbulk) return;
+void resp_parser_trim(resp_parser *p, int keep) {
+    if (p->cap <= keep || p->argc || p->mbulk) return;
     zfree(p->off);
     zfree(p->len);
     p->off = p->len = NULL;

@@ -39,9 +39,9 @@ typedef struct resp_parser {
 
 void resp_parser_init(resp_parser *p, long long max_bulk);
 void resp_parser_free(resp_parser *p);
-/* Gives back the per-argument arrays when they are large and no command is
- * half parsed (they grow again with the next big command). */
-void resp_parser_trim(resp_parser *p);
+/* Gives back the per-argument arrays when they hold more than `keep`
+ * entries and no command is half parsed (they grow again as needed). */
+void resp_parser_trim(resp_parser *p, int keep);
 
 /* Parses the next command from b->p[p->start .. b->len). On RESP_DONE the
  * command spans [p->start, p->cur); read it with resp_args, then call

@@ -393,7 +393,21 @@ void shard_cron(shard *s) {
     evict_step(s); /* maxmemory: other shards' keys may have filled the memory */
     if (now >= s->next_block_sweep) {
         block_sweep(s);
+        /* a shard that ran no command for a second gives its free pages
+         * back, over two ticks (what the first frees is decommitted after
+         * the allocator's delay), then again only when it freed another
+         * 256 KB meanwhile (idle buffers go after 2 s) or ran commands; a busy
+         * shard reuses its pages, and the allocator's own delayed
+         * decommit runs inside its calls */
+        if (s->stat_commands != s->release_cmds) s->release_state = 0;
+        else if (s->release_state == 0 || mem_used_mine() + (256 << 10) < s->release_mine) s->release_state = 1;
+        s->release_cmds = s->stat_commands;
         s->next_block_sweep = now + 1000;
+    }
+    if (s->release_state == 1 || s->release_state == 2) {
+        mem_release();
+        s->release_mine = mem_used_mine();
+        s->release_state++;
     }
     int ndb = (int)cfg.databases_i;
     /* At most 1 ms of keyspace work per tick at active-expire-effort 1;

@@ -100,6 +100,9 @@ typedef struct shard {
     int kill_reqs;       /* atomic: some connection was killed by CLIENT KILL */
     uint64_t pause_seen; /* pause_epoch() when they were postponed */
     int64_t next_block_sweep;
+    uint64_t release_cmds; /* stat_commands at the last check for mem_release */
+    int release_state;     /* 1, 2: give free pages back this tick; 3: given */
+    int64_t release_mine;  /* mem_used_mine() after that */
 } shard;
 
 extern shard *shards[MAX_SHARDS];
