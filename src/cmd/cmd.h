@@ -9,7 +9,8 @@
  *     NULL there: no session state, only c->dbid and c->resp);
  *   - the coordinating shard of a transaction that holds the locks of every
  *     shard involved (c->tx != NULL); ctx_db then finds each key's shard.
- * Handlers never block and never touch a socket. Each family file
+ * Handlers never block and never touch a socket, but MIGRATE's (migrate.c),
+ * which waits for its target server as Redis does. Each family file
  * (string.c, keys.c, ...) defines <family>_register() which adds its rows to
  * the table with cmd_register. */
 #ifndef SHOAL_CMD_H
