@@ -22,6 +22,7 @@
 #include "lib/util.h"
 #include "persist/aof.h"
 #include "persist/rdb.h"
+#include "shard/cmdstats.h"
 #include "shard/db.h"
 #include "shard/shard.h"
 #include "shard/tx.h"
@@ -251,8 +252,12 @@ static int migrate_step(tx *t, buf *out) {
         }
         char ebuf[ERR_BUF];
         const char *err = migrate_exchange(t->coord->id, &m->o, k, n, ebuf, sizeof ebuf);
-        if (err) resp_error(&pl->reply, err);
-        else buf_add(&pl->reply, "+OK\r\n", 5);
+        if (err) {
+            resp_error(&pl->reply, err);
+            cmdstats_error(t->coord, err); /* errorstats, as reply_error counts it */
+        } else {
+            buf_add(&pl->reply, "+OK\r\n", 5);
+        }
         int dels = 0;
         for (int i = 0; i < n && !m->copy; i++) {
             if (!k[i].done) continue;

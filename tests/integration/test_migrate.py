@@ -9,21 +9,7 @@ import threading
 import pytest
 import redis
 
-from helpers import Server, free_port
-
-
-def crc16(data):
-    crc = 0
-    for b in data:
-        crc ^= b << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
-
-
-def shard_of(key, n=4):
-    return crc16(key.encode()) % 16384 % n
+from helpers import Server, free_port, shard_of
 
 
 @pytest.fixture
