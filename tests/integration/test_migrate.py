@@ -413,40 +413,31 @@ class FakeTarget:
         self.sock.close()
 
 
-def test_silent_target_times_out(r):
-    t = FakeTarget(None)
+def error_from_fake_target(r, reply, timeout):
+    """MIGRATE of a key to a FakeTarget: the error; the key stays here."""
+    t = FakeTarget(reply)
     try:
         r.set("key", "v")
-        e = err_of(r, "MIGRATE", "127.0.0.1", t.port, "key", 0, 300)
-        assert e == "IOERR error or timeout reading to target instance"
+        e = err_of(r, "MIGRATE", "127.0.0.1", t.port, "key", 0, timeout)
         assert r.get("key") == b"v"
+        return e
     finally:
         t.close()
+
+
+def test_silent_target_times_out(r):
+    assert error_from_fake_target(r, None, 300) == "IOERR error or timeout reading to target instance"
 
 
 def test_target_that_closes(r):
-    t = FakeTarget(b"")
-    try:
-        r.set("key", "v")
-        e = err_of(r, "MIGRATE", "127.0.0.1", t.port, "key", 0, 1000)
-        assert e.startswith("IOERR error or timeout")
-        assert r.get("key") == b"v"
-    finally:
-        t.close()
+    assert error_from_fake_target(r, b"", 1000).startswith("IOERR error or timeout")
 
 
 @pytest.mark.parametrize("garbage", [b"HTTP/1.1 400 Bad Request\r\n\r\n", b"x" * 5000, b":1\r\n"])
 def test_garbage_target_is_an_error(r, target, garbage):
     if target == "redis":
         pytest.skip("departure: redis-server takes any reply line not starting with '-' for success")
-    t = FakeTarget(garbage)
-    try:
-        r.set("key", "v")
-        e = err_of(r, "MIGRATE", "127.0.0.1", t.port, "key", 0, 500)
-        assert e == "IOERR error or timeout reading to target instance"
-        assert r.get("key") == b"v"
-    finally:
-        t.close()
+    assert error_from_fake_target(r, garbage, 500) == "IOERR error or timeout reading to target instance"
 
 
 def test_aof_logs_the_moved_keys_as_del(spawn, dest):
