@@ -150,6 +150,17 @@ int acl_redact_arg(const command *cmd, int argc, const char **argv, const size_t
             if (str_eq_ci(argv[j], argl[j], "auth")) return i == j + 1 || i == j + 2;
         return 0;
     }
+    if (!strcmp(cmd->name, "migrate")) { /* AUTH's password, AUTH2's user and password */
+        for (int j = 6; j < argc && !str_eq_ci(argv[j], argl[j], "keys"); j++) {
+            if (str_eq_ci(argv[j], argl[j], "auth") && j + 1 < argc) {
+                if (i == ++j) return 1;
+            } else if (str_eq_ci(argv[j], argl[j], "auth2") && j + 2 < argc) {
+                if (i == j + 1 || i == j + 2) return 1;
+                j += 2;
+            }
+        }
+        return 0;
+    }
     if (!strcmp(cmd->name, "config|set") && i >= 3 && i % 2 == 1)
         return str_eq_ci(argv[i - 1], argl[i - 1], "requirepass");
     return 0;

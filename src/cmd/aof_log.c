@@ -14,6 +14,7 @@
  *   (B)LMPOP .. LEFT COUNT n   -> LPOP k <popped>
  *   BZPOPMIN/MAX, (B)ZMPOP     -> ZPOPMIN/ZPOPMAX k [<popped>]
  *   XADD k .. * f v            -> XADD k .. <generated id> f v
+ *   MIGRATE ..                 -> DEL <the keys it moved> (written by migrate.c)
  *
  * Departure: XREADGROUP, XCLAIM and XAUTOCLAIM are logged as given (Redis
  * logs each delivery as XCLAIM .. FORCE JUSTID and the group's ID as XGROUP
@@ -52,6 +53,7 @@ enum rule {
     R_MPOP,      /* numkeys at argv[n]; reply [key, [popped]] -> as|alt key <count> */
     R_XADD,      /* the ID argument (* or ms-*) -> the ID of the reply; "~" trims as below */
     R_XTRIM,     /* ":0" skips; MAXLEN|MINID ~ x -> = and what the stream holds now */
+    R_OWN,       /* the handler logs what it did (MIGRATE: DEL of the keys it moved) */
 };
 
 /* A command's rule and its words: `as` (and `alt` when the direction word
@@ -89,6 +91,7 @@ static const rule_row rules[] = {
     NIL("lmove"),
     {"lmpop", R_MPOP, "LPOP", "RPOP", "left", 1},
     NIL("lpop"),
+    {"migrate", R_OWN, NULL, NULL, NULL, 0},
     ZERO("lpushx"),
     ZERO("lrem"),
     ZERO("move"),
@@ -467,8 +470,8 @@ void aof_log(cmd_ctx *c, size_t at) {
     if (!aof_active() || !(c->cmd->flags & CMD_WRITE) || c->out->len <= at) return;
     const char *rp = c->out->p + at;
     size_t rn = c->out->len - at;
-    if (rp[0] == '-') return;
     const rule_row *row = rule_of(c->cmd);
+    if (rp[0] == '-' || (row && row->rule == R_OWN)) return;
     if (!row) {
         feed_asis(c);
         return;

@@ -9,7 +9,8 @@
  *     NULL there: no session state, only c->dbid and c->resp);
  *   - the coordinating shard of a transaction that holds the locks of every
  *     shard involved (c->tx != NULL); ctx_db then finds each key's shard.
- * Handlers never block and never touch a socket. Each family file
+ * Handlers never block and never touch a socket, but MIGRATE's (migrate.c),
+ * which waits for its target server as Redis does. Each family file
  * (string.c, keys.c, ...) defines <family>_register() which adds its rows to
  * the table with cmd_register. */
 #ifndef SHOAL_CMD_H
@@ -69,6 +70,18 @@ enum { SPLIT_NONE, SPLIT_SUM /* integers added */, SPLIT_OK /* +OK */, SPLIT_ARR
 /* A command whose keys are on several shards runs as a transaction of
  * hops that cmd/ plans (cmd/cross.c); returns 1 when it started one, 0 to
  * run the command under whole-shard locks instead. */
+/* A key spec as COMMAND INFO shows it, for a row whose keys the one spec
+ * derived from first/last/step does not describe (MIGRATE's KEYS list).
+ * begin_search is by index (index > 0) or by keyword (searched from
+ * startfrom); find_keys is a range. */
+typedef struct cmd_key_spec {
+    const char *flags; /* space separated, as Redis spells them: "RW access delete" */
+    int index;
+    const char *keyword;
+    int startfrom;
+    int lastkey, keystep, limit;
+} cmd_key_spec;
+
 struct command;
 typedef int cmd_hops_fn(struct session *s, const struct command *cmd, int argc, const char **argv, const size_t *argl,
                         int discard);
@@ -83,6 +96,9 @@ typedef struct command {
     cmd_route_fn *route;   /* keyless single-shard routing (see above) */
     int split;             /* SPLIT_*: runs as one part per shard */
     cmd_hops_fn *hops;     /* keys on several shards: a transaction of hops */
+    const cmd_key_spec *specs; /* COMMAND INFO's key specs when set (else derived) */
+    int nspecs;
+    const char *tips;      /* COMMAND INFO's tips, space separated (NULL: none) */
     const char *group;     /* COMMAND DOCS group: string, generic, server... */
     const char *summary;
     const char *since;

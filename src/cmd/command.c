@@ -3,8 +3,9 @@
  *
  * Everything is derived from the command rows (cmd.h): the flags set from
  * row.flags, the ACL categories from row.acl plus the ones Redis implies
- * from the flags, one key spec from first/last/step (or an "unknown" spec
- * when a keys function finds the keys). The table is read-only after start,
+ * from the flags, the row's key specs when it lists them, else one key spec
+ * from first/last/step (or an "unknown" spec when a keys function finds the
+ * keys), the tips from row.tips. The table is read-only after start,
  * so these handlers run on any shard without locks.
  *
  * COMMAND itself is a plain row with its own handler, not a container
@@ -145,8 +146,31 @@ static void reply_acl_set(cmd_ctx *c, const command *cmd) {
         }
 }
 
+/* Space-separated words as a set of simple strings (bulk: of bulk strings). */
+static void reply_words(cmd_ctx *c, const char *words, int bulk) {
+    int n = 0;
+    for (const char *p = words ? words : ""; *p;) {
+        p += strspn(p, " ");
+        size_t w = strcspn(p, " ");
+        n += w > 0;
+        p += w;
+    }
+    reply_set(c, n);
+    for (const char *p = words ? words : ""; *p;) {
+        p += strspn(p, " ");
+        size_t w = strcspn(p, " ");
+        if (w && bulk) reply_bulk(c, p, w);
+        else if (w) buf_printf(c->out, "+%.*s\r\n", (int)w, p);
+        p += w;
+    }
+}
+
 /* The access flags of every key, as Redis's key specs spell them. */
 static void reply_key_flags(cmd_ctx *c, const command *cmd) {
+    if (cmd->nspecs) { /* the first spec's (a keys function's keys: Redis gives them those) */
+        reply_words(c, cmd->specs[0].flags, 0);
+        return;
+    }
     if (cmd->flags & CMD_WRITE) {
         reply_set(c, 2);
         reply_simple(c, "RW");
@@ -185,6 +209,32 @@ static void reply_search_part(cmd_ctx *c, const char *type, const char *k1, long
 /* One spec: an index/range one from first/last/step, or unknown/unknown
  * when a keys function finds the keys. */
 static void reply_key_specs(cmd_ctx *c, const command *cmd) {
+    if (cmd->nspecs) {
+        reply_set(c, cmd->nspecs);
+        for (int i = 0; i < cmd->nspecs; i++) {
+            const cmd_key_spec *k = &cmd->specs[i];
+            reply_map(c, 3);
+            reply_cstr(c, "flags");
+            reply_words(c, k->flags, 0);
+            reply_cstr(c, "begin_search");
+            if (k->keyword) {
+                reply_map(c, 2);
+                reply_cstr(c, "type");
+                reply_cstr(c, "keyword");
+                reply_cstr(c, "spec");
+                reply_map(c, 2);
+                reply_cstr(c, "keyword");
+                reply_cstr(c, k->keyword);
+                reply_cstr(c, "startfrom");
+                reply_int(c, k->startfrom);
+            } else {
+                reply_search_part(c, "index", "index", k->index, NULL, 0, NULL, 0);
+            }
+            reply_cstr(c, "find_keys");
+            reply_search_part(c, "range", "lastkey", k->lastkey, "keystep", k->keystep, "limit", k->limit);
+        }
+        return;
+    }
     if (cmd->first <= 0 && !cmd->keys) {
         reply_set(c, 0);
         return;
@@ -217,7 +267,7 @@ static void reply_info(cmd_ctx *c, const command *cmd) {
     reply_int(c, cmd->last);
     reply_int(c, cmd->step);
     reply_acl_set(c, cmd);
-    reply_set(c, 0); /* tips */
+    reply_words(c, cmd->tips, 1);
     reply_key_specs(c, cmd);
     int n;
     const command *subs = subs_of(cmd, &n);

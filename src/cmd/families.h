@@ -33,7 +33,8 @@
     X(maxmemory) \
     X(pubsub) \
     X(monitor) \
-    X(cluster)
+    X(cluster) \
+    X(migrate)
 #define DECL(f) void f##_register(void);
 CMD_FAMILIES(DECL)
 #undef DECL

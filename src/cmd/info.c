@@ -8,6 +8,7 @@
 #include "shard/evict.h"
 #include "shard/lazyfree.h"
 #include "cmd/info.h"
+#include "cmd/migrate.h"
 #include "cmd/cmd.h"
 #include "cmd/script.h"
 #include "cmd/persist.h"
@@ -147,12 +148,13 @@ static void sec_stats(buf *o, const info_src *src) {
                "instantaneous_ops_per_sec:%llu\r\ntotal_net_input_bytes:%llu\r\ntotal_net_output_bytes:%llu\r\n"
                "rejected_connections:%llu\r\nexpired_keys:%llu\r\nevicted_keys:%llu\r\nkeyspace_hits:%llu\r\n"
                "keyspace_misses:%llu\r\npubsub_channels:%lld\r\npubsub_patterns:%lld\r\npubsubshard_channels:%lld\r\n"
+               "migrate_cached_sockets:%d\r\n"
                "tracking_total_keys:%lld\r\ntracking_total_items:%lld\r\ntracking_total_prefixes:%lld\r\n"
                "unexpected_error_replies:0\r\ntotal_error_replies:%llu\r\n",
                (unsigned long long)conns, (unsigned long long)cmds, (unsigned long long)ops, (unsigned long long)nin,
                (unsigned long long)nout, (unsigned long long)rej, (unsigned long long)exp, (unsigned long long)evicted,
                (unsigned long long)hits, (unsigned long long)miss, pubsub_active(PS_CHANNEL), pubsub_active(PS_PATTERN),
-               pubsub_active(PS_SHARD), tk[0], tk[1], tk[2], (unsigned long long)cmdstats_total_errors(src->ids, src->n));
+               pubsub_active(PS_SHARD), migrate_cached_sockets(), tk[0], tk[1], tk[2], (unsigned long long)cmdstats_total_errors(src->ids, src->n));
 }
 
 static void sec_replication(buf *o, const info_src *src) {

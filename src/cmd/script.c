@@ -502,5 +502,5 @@ static const command rows[] = {
 
 void script_register(void) {
     cmd_register(rows, (int)(sizeof rows / sizeof rows[0]));
-    shard_cron_hook = slua_cron;
+    shard_add_cron_hook(slua_cron);
 }

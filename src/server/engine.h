@@ -6,6 +6,9 @@
  *   engine_open(1);                     // one shard, run on this thread
  *   session *s = engine_session();      // a client's state
  *   engine_exec(s, argc, argv, argl);   // reply appended to *s->out
+ *
+ * MIGRATE opens no socket here unless migrate_net_enabled is set
+ * (cmd/migrate.h): the fuzzers run it without touching the network.
  */
 #ifndef SHOAL_ENGINE_H
 #define SHOAL_ENGINE_H

@@ -2,6 +2,7 @@
  * shard per core, then wait for a signal (or SHUTDOWN) to exit. */
 #include "cmd/acl.h"
 #include "cmd/cmd.h"
+#include "cmd/migrate.h"
 #include "lib/log.h"
 #include "lib/mem.h"
 #include "lib/util.h"
@@ -73,6 +74,7 @@ int main(int argc, char **argv) {
 
     mem_huge_pages(cfg_get(hugepages) != HUGEPAGES_NEVER);
     engine_init();
+    migrate_net_enabled = 1; /* the library keeps MIGRATE off the network (migrate.h) */
     if (acl_startup(err, sizeof err) < 0) {
         log_msg(LOG_WARNING, "%s", err);
         fprintf(stderr, "%s\n", err);

@@ -371,7 +371,12 @@ static int inbox_empty(shard *s) {
 int shard_active_expire = 1;
 int shard_cron_paused;
 
-void (*shard_cron_hook)(shard *s);
+static void (*cron_hooks[SHARD_CRON_HOOKS])(shard *s);
+static int ncron_hooks;
+
+void shard_add_cron_hook(void (*fn)(shard *s)) {
+    if (ncron_hooks < SHARD_CRON_HOOKS) cron_hooks[ncron_hooks++] = fn;
+}
 
 void shard_cron(shard *s) {
     int64_t now = s->now_ms;
@@ -387,7 +392,8 @@ void shard_cron(shard *s) {
     s->ops_sample_time = now;
     s->ops_sample_cmds = s->stat_commands;
     if (s->locked_by) return;
-    if (shard_cron_hook) shard_cron_hook(s);
+    for (int i = 0; i < ncron_hooks; i++)
+        cron_hooks[i](s);
     tracking_cron(s);
     persist_cron(s);
     evict_step(s); /* maxmemory: other shards' keys may have filled the memory */

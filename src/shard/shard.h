@@ -157,9 +157,12 @@ void shard_slowlog_item(shard *s, struct msg *m, struct batch_item *it, struct s
 int shard_drain_inbox(shard *s);
 /* Periodic work: active expiry, rehash, client timeouts, stats. */
 void shard_cron(shard *s);
-/* Called from every shard's cron (cmd/ sets it: the scripting engine drops
- * a Lua state that SCRIPT FLUSH made stale). */
-extern void (*shard_cron_hook)(shard *s);
+/* Adds fn to the functions every shard's cron calls on its own thread
+ * (cmd/ registers them at start: the scripting engine drops a Lua state
+ * that SCRIPT FLUSH made stale, MIGRATE closes idle cached connections).
+ * At most SHARD_CRON_HOOKS; before the shards start. */
+#define SHARD_CRON_HOOKS 4
+void shard_add_cron_hook(void (*fn)(shard *s));
 
 /* A shard busy with one long command (a script past busy-reply-threshold):
  * bit i set while shard i is. Atomic; the dispatcher answers BUSY to

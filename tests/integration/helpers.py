@@ -18,6 +18,26 @@ REDIS = shutil.which("redis-server") or "/usr/bin/redis-server"
 TARGETS = ("shoal1", "shoal4", "redis")
 
 
+def crc16(data):
+    """Redis Cluster's key hash (CRC16/XMODEM) over bytes."""
+    crc = 0
+    for b in data:
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
+            crc &= 0xFFFF
+    return crc
+
+
+def shard_of(key, nshards=4):
+    """The shard of shoal --threads nshards that owns key ({hash tag} too)."""
+    if "{" in key:
+        tag = key[key.index("{") + 1:]
+        if "}" in tag and tag.index("}") > 0:
+            key = tag[:tag.index("}")]
+    return (crc16(key.encode()) % 16384) % nshards
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

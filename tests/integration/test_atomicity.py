@@ -11,21 +11,9 @@ import time
 import pytest
 import redis
 
+from helpers import shard_of
+
 SECONDS = float(os.environ.get("ATOMICITY_SECONDS", "4"))
-
-
-def crc16(data):
-    crc = 0
-    for b in data:
-        crc ^= b << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
-
-
-def shard_of(key, nshards=4):
-    return (crc16(key.encode()) % 16384) % nshards
 
 
 def keys_on_distinct_shards(prefix, count):

@@ -11,6 +11,8 @@ import random
 import pytest
 import redis
 
+from helpers import shard_of
+
 from helpers import raw_exchange
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
@@ -20,24 +22,6 @@ RANK0 = ("RANK can't be zero: use 1 to start from the first match, 2 from the se
          "or use negative to start from the end of the list")
 LMIN = -9223372036854775808
 LMAX = 9223372036854775807
-
-
-def crc16(data):
-    crc = 0
-    for b in data:
-        crc ^= b << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
-
-
-def shard_of(key, nshards=4):
-    if "{" in key:
-        tag = key[key.index("{") + 1:]
-        if "}" in tag and tag.index("}") > 0:
-            key = tag[:tag.index("}")]
-    return (crc16(key.encode()) % 16384) % nshards
 
 
 @pytest.fixture

@@ -15,6 +15,8 @@ import time
 import pytest
 import redis
 
+from helpers import crc16
+
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 SECONDS = float(os.environ.get("ATOMICITY_SECONDS", "2"))
 
@@ -378,16 +380,6 @@ def test_smove_encodings_and_ttl(r):
     assert r.execute_command("SMOVE", "h", "new", "y") == 1
     assert enc(r, "new") == b"hashtable"
     assert r.exists("h") == 0
-
-
-def crc16(data):
-    crc = 0
-    for b in data:
-        crc ^= b << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
 
 
 def keys_on_distinct_shards(prefix, count, nshards=4):
