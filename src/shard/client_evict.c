@@ -168,7 +168,8 @@ void cevict_conn_closed(conn *c) {
     unlink_conn(s, c);
     add_sum(s, -c->ce_mem);
     c->ce_mem = 0;
-    int64_t marked = __atomic_exchange_n(&c->ce_marked, 0, __ATOMIC_RELAXED);
+    /* (a plain load first: most connections were never marked) */
+    int64_t marked = __atomic_load_n(&c->ce_marked, __ATOMIC_RELAXED) ? __atomic_exchange_n(&c->ce_marked, 0, __ATOMIC_RELAXED) : 0;
     if (marked) __atomic_sub_fetch(&s->ce_dying, marked, __ATOMIC_RELAXED);
     if (__atomic_load_n(&c->ce_evicted, __ATOMIC_RELAXED)) s->stat_evicted_clients++;
 }
