@@ -145,29 +145,28 @@ static void enum_error(const char *const *opts, char *err, size_t el) {
 
 /* ---- value parsers ---- */
 
+/* The multiplier of a memory unit (Redis's memtoull: b, k, kb, m, mb, g,
+ * gb, any case; none is bytes), or 0 when u is not one. */
+static unsigned long long mem_unit(const char *u) {
+    static const struct {
+        const char *name;
+        unsigned long long mul;
+    } units[] = {{"", 1},          {"b", 1},           {"k", 1000},
+                 {"kb", 1024},     {"m", 1000 * 1000}, {"mb", 1024 * 1024},
+                 {"g", 1000000000}, {"gb", 1024ULL * 1024 * 1024}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcasecmp(u, units[i].name)) return units[i].mul;
+    return 0;
+}
+
 int cfg_parse_memory(const char *s, int64_t *out) {
     const char *p = s;
     while (isdigit((unsigned char)*p))
         p++;
     if (p == s || p - s > 19) return 0;
-    long double mul;
-    if (!strcasecmp(p, "") || !strcasecmp(p, "b"))
-        mul = 1;
-    else if (!strcasecmp(p, "k"))
-        mul = 1000;
-    else if (!strcasecmp(p, "kb"))
-        mul = 1024;
-    else if (!strcasecmp(p, "m"))
-        mul = 1000 * 1000;
-    else if (!strcasecmp(p, "mb"))
-        mul = 1024 * 1024;
-    else if (!strcasecmp(p, "g"))
-        mul = 1000L * 1000 * 1000;
-    else if (!strcasecmp(p, "gb"))
-        mul = 1024L * 1024 * 1024;
-    else
-        return 0;
-    long double v = strtold(s, NULL) * mul;
+    unsigned long long mul = mem_unit(p);
+    if (!mul) return 0;
+    long double v = strtold(s, NULL) * (long double)mul;
     if (v > (long double)INT64_MAX) return 0;
     *out = (int64_t)v;
     return 1;
@@ -180,21 +179,7 @@ static int parse_mem_or_percent(const char *s, int64_t *out) {
     const char *u = s;
     while (isdigit((unsigned char)*u))
         u++;
-    unsigned long long mul = 0;
-    if (!strcasecmp(u, "") || !strcasecmp(u, "b"))
-        mul = 1;
-    else if (!strcasecmp(u, "k"))
-        mul = 1000;
-    else if (!strcasecmp(u, "kb"))
-        mul = 1024;
-    else if (!strcasecmp(u, "m"))
-        mul = 1000 * 1000;
-    else if (!strcasecmp(u, "mb"))
-        mul = 1024 * 1024;
-    else if (!strcasecmp(u, "g"))
-        mul = 1000ULL * 1000 * 1000;
-    else if (!strcasecmp(u, "gb"))
-        mul = 1024ULL * 1024 * 1024;
+    unsigned long long mul = mem_unit(u);
     if (mul && u - s < 128) {
         char digits[128];
         memcpy(digits, s, (size_t)(u - s));

@@ -63,6 +63,21 @@ def closed_by_server(s, rounds=400):
     return False
 
 
+def no_evict_socket(server, name):
+    s = named_socket(server, name)
+    send_command(s, "CLIENT", "NO-EVICT", "on")
+    assert s.recv(5) == b"+OK\r\n"
+    return s
+
+
+def with_big_key(server, limit):
+    """The control client, a 1 MB key "big" and the limit set."""
+    c = control(server)
+    c.setrange("big", MB - 1, "v")
+    c.config_set("maxmemory-clients", limit)
+    return c
+
+
 def control(server):
     c = server.new_client(decode_responses=True)
     c.client_setname("control")
@@ -137,9 +152,7 @@ def test_big_query_buffer_evicted_no_evict_survives(spawn):
     s = spawn()
     c = control(s)
     c.config_set("maxmemory-clients", "1mb")
-    keep = named_socket(s, "keep")
-    send_command(keep, "CLIENT", "NO-EVICT", "on")
-    assert keep.recv(5) == b"+OK\r\n"
+    keep = no_evict_socket(s, "keep")
     victim = named_socket(s, "victim")
     before = c.info("memory")["used_memory"]
     # an argument of 3 MB announced and partly sent: the query buffer is
@@ -170,12 +183,8 @@ def test_big_query_buffer_evicted_no_evict_survives(spawn):
 
 def test_unread_replies_evicted_no_evict_survives(spawn):
     s = spawn()
-    c = control(s)
-    c.setrange("big", MB - 1, "v")
-    c.config_set("maxmemory-clients", "4mb")
-    keep = named_socket(s, "keep")
-    send_command(keep, "CLIENT", "NO-EVICT", "on")
-    assert keep.recv(5) == b"+OK\r\n"
+    c = with_big_key(s, "4mb")
+    keep = no_evict_socket(s, "keep")
     victim = named_socket(s, "victim")
     # 24 MB of replies each, more than the sockets hold, never read
     for sock in (keep, victim):
@@ -266,12 +275,8 @@ def test_multi_queue_counts(spawn):
 
 def test_no_evict_off_evicts_itself(spawn):
     s = spawn()
-    c = control(s)
-    c.setrange("big", MB - 1, "v")
-    c.config_set("maxmemory-clients", "1mb")
-    x = named_socket(s, "flagged")
-    send_command(x, "CLIENT", "NO-EVICT", "on")
-    assert x.recv(5) == b"+OK\r\n"
+    c = with_big_key(s, "1mb")
+    x = no_evict_socket(s, "flagged")
     # 32 MB of replies it does not read: far over the limit, but flagged
     x.sendall(b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n" * 32)
     assert wait_for(lambda: int(clients(c)["flagged"]["tot-mem"]) > 4 * MB)
