@@ -202,9 +202,12 @@ static void client_getname(cmd_ctx *c) {
         reply_null(c);
 }
 
-static void describe_session(session *s, buf *o, int64_t now) {
+static void describe_session(cmd_ctx *c, session *s, buf *o, int64_t now) {
     if (s->conn) {
-        conn_describe(s->conn, o, now);
+        if (s == c->sess)
+            conn_describe_args(s->conn, o, now, c->argc, c->argl);
+        else
+            conn_describe(s->conn, o, now);
         return;
     }
     buf_printf(o, "id=%llu addr= laddr= fd=-1 name=%s age=0 idle=0 flags=N db=%d cmd=%s user=%s resp=%d\n",
@@ -215,7 +218,7 @@ static void describe_session(session *s, buf *o, int64_t now) {
 /* CLIENT INFO */
 static void client_info(cmd_ctx *c) {
     buf o = {0};
-    describe_session(c->sess, &o, ctx_now(c));
+    describe_session(c, c->sess, &o, ctx_now(c));
     reply_verbatim(c, o.p, o.len);
     buf_free(&o);
 }
@@ -276,12 +279,14 @@ static void client_list(cmd_ctx *c) {
         for (int k = 0; k < n; k++) {
             shard *sh = shards[sids[k]];
             pthread_mutex_lock(&sh->conns_lock);
-            for (conn *x = sh->conns; x; x = x->all_next)
+            for (conn *x = sh->conns; x; x = x->all_next) {
+                if (__atomic_load_n(&x->s.killed, __ATOMIC_RELAXED)) continue; /* gone already (its shard closes it next) */
                 if ((!ids || id_listed(ids, nids, x->s.id)) && (type_ok == 3 || (type_ok == 2) == (pubsub_total(&x->s) > 0)))
-                    conn_describe(x, &o, ctx_now(c));
+                    describe_session(c, &x->s, &o, ctx_now(c));
+            }
             pthread_mutex_unlock(&sh->conns_lock);
         }
-        if (!c->sess->conn && type_ok & 1 && (!ids || id_listed(ids, nids, c->sess->id))) describe_session(c->sess, &o, ctx_now(c));
+        if (!c->sess->conn && type_ok & 1 && (!ids || id_listed(ids, nids, c->sess->id))) describe_session(c, c->sess, &o, ctx_now(c));
     }
     reply_verbatim(c, o.p ? o.p : "", o.len);
     buf_free(&o);

@@ -125,7 +125,7 @@ static void sec_persistence(buf *o, const info_src *src) { persist_info(o, src->
 static void sec_stats(buf *o, const info_src *src) {
     long long tk[4];
     tracking_stats(&tk[0], &tk[1], &tk[2], &tk[3]);
-    uint64_t cmds = 0, conns = 0, rej = 0, exp = 0, evicted = 0, hits = 0, miss = 0, nin = 0, nout = 0, ops = 0;
+    uint64_t cmds = 0, conns = 0, rej = 0, exp = 0, evicted = 0, evicted_clients = 0, hits = 0, miss = 0, nin = 0, nout = 0, ops = 0;
     for (int i = 0; i < src->n; i++) {
         shard *s = shards[src->ids[i]];
         cmds += s->stat_commands;
@@ -133,6 +133,7 @@ static void sec_stats(buf *o, const info_src *src) {
         rej += s->stat_rejected;
         exp += s->stat_expired;
         evicted += s->stat_evicted;
+        evicted_clients += s->stat_evicted_clients;
         hits += s->stat_hits;
         miss += s->stat_misses;
         nin += s->stat_net_in;
@@ -146,15 +147,17 @@ static void sec_stats(buf *o, const info_src *src) {
     buf_printf(o,
                "total_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
                "instantaneous_ops_per_sec:%llu\r\ntotal_net_input_bytes:%llu\r\ntotal_net_output_bytes:%llu\r\n"
-               "rejected_connections:%llu\r\nexpired_keys:%llu\r\nevicted_keys:%llu\r\nkeyspace_hits:%llu\r\n"
+               "rejected_connections:%llu\r\nexpired_keys:%llu\r\nevicted_keys:%llu\r\nevicted_clients:%llu\r\n"
+               "keyspace_hits:%llu\r\n"
                "keyspace_misses:%llu\r\npubsub_channels:%lld\r\npubsub_patterns:%lld\r\npubsubshard_channels:%lld\r\n"
                "migrate_cached_sockets:%d\r\n"
                "tracking_total_keys:%lld\r\ntracking_total_items:%lld\r\ntracking_total_prefixes:%lld\r\n"
                "unexpected_error_replies:0\r\ntotal_error_replies:%llu\r\n",
                (unsigned long long)conns, (unsigned long long)cmds, (unsigned long long)ops, (unsigned long long)nin,
                (unsigned long long)nout, (unsigned long long)rej, (unsigned long long)exp, (unsigned long long)evicted,
-               (unsigned long long)hits, (unsigned long long)miss, pubsub_active(PS_CHANNEL), pubsub_active(PS_PATTERN),
-               pubsub_active(PS_SHARD), migrate_cached_sockets(), tk[0], tk[1], tk[2], (unsigned long long)cmdstats_total_errors(src->ids, src->n));
+               (unsigned long long)evicted_clients, (unsigned long long)hits, (unsigned long long)miss,
+               pubsub_active(PS_CHANNEL), pubsub_active(PS_PATTERN), pubsub_active(PS_SHARD), migrate_cached_sockets(),
+               tk[0], tk[1], tk[2], (unsigned long long)cmdstats_total_errors(src->ids, src->n));
 }
 
 static void sec_replication(buf *o, const info_src *src) {

@@ -1,12 +1,14 @@
 /* maxmemory.c - where commands meet the memory limit: the OOM refusals of
  * deny-oom commands (Redis's processCommand rules), and the config hooks
- * that make CONFIG SET maxmemory / maxmemory-policy take effect at once.
- * The eviction itself is shard/evict.c. No command rows. */
+ * that make CONFIG SET maxmemory / maxmemory-policy / maxmemory-clients
+ * take effect at once. The eviction itself is shard/evict.c (keys) and
+ * shard/client_evict.c (clients). No command rows. */
 #include "cmd/maxmemory.h"
 #include "cmd/multi.h"
 #include "lib/log.h"
 #include "persist/aof.h"
 #include "server/config.h"
+#include "shard/client_evict.h"
 #include "shard/cmdstats.h"
 #include "shard/evict.h"
 #include "shard/notify.h"
@@ -85,6 +87,7 @@ static int apply_maxmemory(char *err, size_t errlen) {
     (void)err;
     (void)errlen;
     int64_t max = cfg_get(maxmemory), used = evict_used_memory();
+    if (cfg_get(maxmemory_clients) < 0) cevict_all(); /* a limit in percent of maxmemory moved */
     if (max <= 0) return 0;
     if (max < used)
         log_msg(LOG_WARNING,
@@ -93,6 +96,15 @@ static int apply_maxmemory(char *err, size_t errlen) {
                 "depending on the maxmemory-policy.",
                 (long long)max, (long long)used);
     evict_run_all();
+    return 0;
+}
+
+/* CONFIG SET maxmemory-clients, under the lock of every shard: clients
+ * over the new limit go now, as Redis evicts before the next command. */
+static int apply_clients(char *err, size_t errlen) {
+    (void)err;
+    (void)errlen;
+    cevict_all();
     return 0;
 }
 
@@ -115,4 +127,5 @@ void maxmemory_register(void) {
     evict_set_hook(evicted_key);
     config_on_apply("maxmemory", apply_maxmemory);
     config_on_apply("maxmemory-policy", apply_policy);
+    config_on_apply("maxmemory-clients", apply_clients);
 }

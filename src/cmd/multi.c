@@ -47,6 +47,7 @@ static void unwatch(session *s) {
     zfree(ws->w);
     zfree(ws);
     s->watch = NULL;
+    s->watch_mem = 0;
     __atomic_sub_fetch(&watch_sessions, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -78,6 +79,7 @@ static void watch_cmd(cmd_ctx *c) {
         __atomic_add_fetch(&watch_sessions, 1, __ATOMIC_SEQ_CST); /* before reading versions */
     }
     watch_state *ws = s->watch;
+    s->watch_mem -= sizeof(watched) * (size_t)ws->cap;
     for (int i = 1; i < c->argc; i++) {
         if (ws->n == ws->cap) {
             ws->cap = ws->cap ? ws->cap * 2 : 4;
@@ -91,7 +93,9 @@ static void watch_cmd(cmd_ctx *c) {
         w->key = zmalloc(c->argl[i] ? c->argl[i] : 1);
         memcpy(w->key, c->argv[i], c->argl[i]);
         w->klen = c->argl[i];
+        s->watch_mem += zmalloc_size(w->key);
     }
+    s->watch_mem += sizeof(watched) * (size_t)ws->cap; /* (CLIENT LIST multi-mem, client eviction) */
     reply_ok(c);
 }
 
@@ -109,21 +113,27 @@ void multi_discard(session *s) {
     zfree(m->q);
     zfree(m);
     s->multi = NULL;
+    s->multi_mem = 0;
 }
 
 void multi_doom(session *s) {
     if (s->multi) s->multi->doomed = 1;
 }
 
-static void enqueue(multi_state *m, const command *cmd, int argc, const char **argv, const size_t *argl) {
+/* s->multi_mem counts the queue and its commands (Redis's multi-mem). */
+static void enqueue(session *s, const command *cmd, int argc, const char **argv, const size_t *argl) {
+    multi_state *m = s->multi;
     if (m->n == m->cap) {
+        s->multi_mem -= sizeof(queued) * (size_t)m->cap;
         m->cap = m->cap ? m->cap * 2 : 8;
         m->q = zrealloc(m->q, sizeof(queued) * (size_t)m->cap);
+        s->multi_mem += sizeof(queued) * (size_t)m->cap;
     }
     size_t bytes = 0;
     for (int i = 0; i < argc; i++) bytes += argl[i] + 1;
     size_t head = (sizeof(char *) + sizeof(size_t)) * (size_t)argc;
     char *blk = zmalloc(head + bytes);
+    s->multi_mem += head + bytes; /* what was asked for, as Redis counts argument lengths */
     queued *q = &m->q[m->n++];
     q->cmd = cmd;
     q->argc = argc;
@@ -156,7 +166,7 @@ int multi_intercept(session *s, const command *cmd, int argc, const char **argv,
         s->multi->doomed = 1;
         return 1;
     }
-    enqueue(s->multi, cmd, argc, argv, argl);
+    enqueue(s, cmd, argc, argv, argl);
     buf_add(out, "+QUEUED\r\n", 9);
     return 1;
 }

@@ -129,6 +129,7 @@ static void config_resetstat_cmd(cmd_ctx *c) {
     for (int i = 0; i < n; i++) {
         shard *s = shards[ids[i]];
         s->stat_commands = s->stat_conns = s->stat_rejected = s->stat_expired = s->stat_evicted = 0;
+        s->stat_evicted_clients = 0;
         s->stat_hits = s->stat_misses = s->stat_net_in = s->stat_net_out = 0;
         s->stat_remote_batches = s->stat_tx = 0;
         s->ops_sample_cmds = 0;

@@ -13,6 +13,13 @@ void buf_grow(buf *b, size_t extra) {
     b->cap = zmalloc_size(b->p);
 }
 
+void buf_grow_exact(buf *b, size_t extra) {
+    size_t need = b->len + extra;
+    if (need <= b->cap) return;
+    b->p = zrealloc(b->p, need);
+    b->cap = zmalloc_size(b->p);
+}
+
 void buf_free(buf *b) {
     zfree(b->p);
     b->p = NULL;

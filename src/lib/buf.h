@@ -15,6 +15,7 @@ typedef struct buf {
 } buf;
 
 void buf_grow(buf *b, size_t extra);      /* ensure cap >= len + extra */
+void buf_grow_exact(buf *b, size_t extra); /* the same, asking for no more than len + extra */
 void buf_free(buf *b);
 void buf_consume(buf *b, size_t n);       /* drop the first n bytes */
 void buf_insert(buf *b, size_t at, const void *s, size_t n);

@@ -12,6 +12,7 @@
 #include "persist/aof.h"
 #include "server/config.h"
 #include "shard/block.h"
+#include "shard/client_evict.h"
 #include "shard/cmdstats.h"
 #include "shard/pause.h"
 #include "shard/pubsub.h"
@@ -21,6 +22,11 @@
 #include <stdio.h>
 #include <sys/epoll.h>
 #include <unistd.h>
+
+/* A big argument (Redis's PROTO_MBULK_BIG_ARG): the query buffer is sized
+ * for it when its header is parsed, and CLIENT LIST's qbuf shows only it
+ * while it is read (Redis keeps the arguments before it in argv). */
+#define CONN_BIG_ARG (32 * 1024)
 
 static uint64_t next_id = 1;
 uint64_t session_next_id(void) { return __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED); }
@@ -88,6 +94,7 @@ void conn_slots_flush(conn *c) {
         zfree(sl);
     }
     if (c->out.len > c->out_pos) schedule_write(c);
+    cevict_update(c);
 }
 
 int64_t conn_rbuf_peak_reset_ms = CONN_RBUF_PEAK_RESET_MS;
@@ -122,6 +129,7 @@ conn *conn_create(shard *sh, int fd, int is_unix) {
     c->fd = fd;
     c->sh = sh;
     c->rbuf_keep = CONN_RBUF_CHUNK;
+    c->ce_bucket = -1;
     c->is_unix = is_unix;
     c->s.id = session_next_id();
     c->s.resp = 2;
@@ -195,6 +203,7 @@ void conn_close(conn *c) {
     if (c->all_next) c->all_next->all_prev = c->all_prev;
     sh->nconns--;
     pthread_mutex_unlock(&sh->conns_lock);
+    cevict_conn_closed(c);
     __atomic_fetch_sub(&conn_count_total, 1, __ATOMIC_RELAXED);
     conn_release_if_done(c);
 }
@@ -284,7 +293,10 @@ void conn_process(conn *c) {
             c->argl = zrealloc(c->argl, sizeof(size_t) * (size_t)argc);
         }
         resp_args(&c->rp, &c->qbuf, c->argv, c->argl);
-        if (dispatch_command(&c->s, argc, c->argv, c->argl) == DISPATCH_LATER) {
+        c->cur_argc = argc;
+        int later = dispatch_command(&c->s, argc, c->argv, c->argl) == DISPATCH_LATER;
+        c->cur_argc = 0;
+        if (later) {
             resp_rewind(&c->rp); /* parsed again when it may run */
             break;
         }
@@ -296,6 +308,14 @@ void conn_process(conn *c) {
         buf_consume(&c->qbuf, n);
         resp_shift(&c->rp, n);
     }
+    /* A big argument's header is in: room for exactly the rest of it now,
+     * as Redis sizes its query buffer when it parses the header (not to
+     * the next power of two at the next read). */
+    if (c->rp.bulk >= CONN_BIG_ARG && c->qbuf.len >= c->rp.cur) {
+        size_t have = c->qbuf.len - c->rp.cur, need = (size_t)c->rp.bulk + 2;
+        if (need > have && c->qbuf.cap - c->qbuf.len < need - have) buf_grow_exact(&c->qbuf, need - have);
+    }
+    cevict_update(c); /* its buffers, replies, MULTI queue... may have grown */
 }
 
 /* What follows a read of n bytes into qbuf (read(2) or tls_read). */
@@ -318,7 +338,10 @@ static inline __attribute__((always_inline)) void read_done(conn *c, ssize_t n) 
         conn_close(c);
         return;
     }
-    if (c->waiting || c->tx_stalled || c->held || c->blocked || c->in_pending) return;
+    if (c->waiting || c->tx_stalled || c->held || c->blocked || c->in_pending) {
+        cevict_update(c); /* the query buffer grew */
+        return;
+    }
     conn_process(c);
 }
 
@@ -440,7 +463,10 @@ void conn_write_all(shard *sh) {
          * writes a pipeline's replies once (the command's end schedules
          * the write again) */
         if (c->waiting && c->qbuf.len > c->rp.start && c->out.len - c->out_pos < CONN_RBUF_CHUNK) continue;
-        if (!c->closed) write_out(c);
+        if (!c->closed) {
+            write_out(c);
+            cevict_update(c); /* what the socket did not take still counts */
+        }
         conn_release_if_done(c);
     }
 }
@@ -488,17 +514,52 @@ static void conn_flags(conn *c, char *f) {
     *p = 0;
 }
 
+size_t conn_obuf_pending(const conn *c) {
+    size_t n = c->out.len - c->out_pos;
+    for (const slot *sl = c->sq_head; sl; sl = sl->next) n += sl->data.len;
+    return n;
+}
+
+/* Per subscription, what Redis counts for one (a list node or a dict
+ * entry and its bucket). */
+#define CONN_SUB_MEM 32
+
+size_t conn_mem(const conn *c) {
+    size_t m = sizeof(conn) + c->qbuf.cap + (c->out.cap > c->rbuf_keep ? c->out.cap : c->rbuf_keep);
+    /* reply slots only on the owner's thread: it frees them while another
+     * thread's CLIENT LIST holds the shard */
+    if (shard_self() == c->sh)
+        for (const slot *sl = c->sq_head; sl; sl = sl->next) m += sizeof(slot) + sl->data.cap;
+    m += c->s.multi_mem + c->s.watch_mem + tracking_mem(&c->s);
+    m += pubsub_total(&c->s) * CONN_SUB_MEM;
+    return m;
+}
+
 void conn_describe(conn *c, buf *o, int64_t now) {
+    conn_describe_args(c, o, now, c->cur_argc, c->argl);
+}
+
+void conn_describe_args(conn *c, buf *o, int64_t now, int nargs, const size_t *argl) {
     char flags[16];
     conn_flags(c, flags);
+    size_t qbuf = c->qbuf.len, argv_mem = 0, argc = 0;
+    if (nargs > 0) { /* describing itself: its command's arguments */
+        argc = (size_t)nargs;
+        for (size_t i = 0; i < argc; i++) argv_mem += argl[i];
+    } else if (c->rp.bulk >= CONN_BIG_ARG && c->qbuf.len >= c->rp.cur && c->qbuf.len - c->rp.cur <= (size_t)c->rp.bulk + 2) {
+        qbuf = c->qbuf.len - c->rp.cur;
+        argc = (size_t)c->rp.argc;
+        for (size_t i = 0; i < argc; i++) argv_mem += c->rp.len[i];
+    }
+    size_t tot = conn_mem(c) + argv_mem + argc * sizeof(char *);
     buf_printf(o,
                "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu "
-               "ssub=%zu multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu "
+               "ssub=%zu multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%zu rbp=%zu obl=%zu "
                "oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=%s redir=%lld resp=%d\n",
                (unsigned long long)c->s.id, c->addr, c->laddr, c->fd, c->s.name ? c->s.name : "",
                (long long)((now - c->s.ctime_ms) / 1000), (long long)((now - c->last_io_ms) / 1000), flags, c->s.db,
                pubsub_count(&c->s, PS_CHANNEL), pubsub_count(&c->s, PS_PATTERN), pubsub_count(&c->s, PS_SHARD),
-               c->qbuf.len, c->qbuf.cap - c->qbuf.len, c->rbuf_keep, c->rbuf_peak, c->out.len - c->out_pos,
-               c->qbuf.cap + c->out.cap + sizeof *c, c->s.lastcmd,
+               qbuf, c->qbuf.cap - c->qbuf.len, argv_mem, c->s.multi_mem + c->s.watch_mem,
+               c->rbuf_keep, c->rbuf_peak, c->out.len - c->out_pos, tot, c->s.lastcmd,
                conn_user_name_hook ? conn_user_name_hook(&c->s) : "default", tracking_getredir(&c->s), c->s.resp);
 }

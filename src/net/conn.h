@@ -42,6 +42,8 @@ typedef struct session {
     char lastcmd[32];
     multi_state *multi; /* between MULTI and EXEC/DISCARD */
     watch_state *watch; /* keys WATCHed, until EXEC, DISCARD, UNWATCH */
+    size_t multi_mem;  /* bytes of the commands queued by MULTI (cmd/multi.c; CLIENT LIST multi-mem) */
+    size_t watch_mem;  /* bytes of the WATCHed keys (cmd/multi.c) */
     struct acl_user *user; /* cmd/acl.h; NULL: no ACL checks (embedded engine) */
     int authed;            /* authenticated (or the default user needed no password) */
     struct ps_sess *pubsub; /* Pub/Sub subscriptions (shard/pubsub.h) */
@@ -92,6 +94,13 @@ typedef struct conn {
     size_t rbuf_keep;          /* reply buffer kept between replies (CLIENT LIST rbs) */
     size_t rbuf_peak;          /* most reply bytes held at once since the last reset (rbp) */
     int64_t rbuf_peak_reset;   /* when rbuf_peak was last reset (ms) */
+    int cur_argc;              /* arguments of the command running now (CLIENT LIST argv-mem) */
+    /* client eviction (shard/client_evict.c); the owner's thread writes them */
+    int64_t ce_mem;            /* memory as counted in the shard's sum (atomic stores) */
+    int ce_bucket;             /* its size bucket while evictable, else -1 */
+    struct conn *ce_prev, *ce_next;
+    int64_t ce_marked;         /* atomic: counted in the shard's ce_dying by the thread that chose it */
+    int ce_evicted;            /* atomic: chosen for eviction (INFO evicted_clients when it closes) */
     struct ssl_st *ssl; /* TLS session (net/tls.c); NULL on a plain connection */
     int tls_flags;      /* tls.c's state of the session */
     int tls_want_out;   /* the session waits for the socket to be writable */
@@ -156,8 +165,20 @@ void conn_free_closed(struct shard *sh);
 /* Cron (through conn_cron): frees the query buffer of a connection with
  * no input for 2 s, so memory a burst grew returns. */
 void conn_shrink_idle(conn *c, int64_t now_ms);
+/* Memory c uses as client eviction counts it, in bytes (Redis's tot-mem
+ * without the running command's arguments): the struct, the query buffer,
+ * the reply buffer (at least its kept size, as Redis counts its fixed
+ * buffer), the reply slots, MULTI's queue, WATCHed keys, subscriptions and
+ * tracking prefixes. The owner's thread, or another one holding the
+ * shard's conns_lock (the figures are then approximate). */
+size_t conn_mem(const conn *c);
+/* Reply bytes not written yet (out and the ready slots). */
+size_t conn_obuf_pending(const conn *c);
 /* One CLIENT LIST line. */
 void conn_describe(conn *c, buf *out, int64_t now);
+/* The same for the connection whose command (nargs arguments of lengths
+ * argl) asks: they count in argv-mem and tot-mem, as Redis shows them. */
+void conn_describe_args(conn *c, buf *out, int64_t now, int nargs, const size_t *argl);
 void shard_add_pending(struct shard *sh, conn *c);
 void shard_run_pending(struct shard *sh);
 #endif

@@ -145,32 +145,59 @@ static void enum_error(const char *const *opts, char *err, size_t el) {
 
 /* ---- value parsers ---- */
 
+/* The multiplier of a memory unit (Redis's memtoull: b, k, kb, m, mb, g,
+ * gb, any case; none is bytes), or 0 when u is not one. */
+static unsigned long long mem_unit(const char *u) {
+    static const struct {
+        const char *name;
+        unsigned long long mul;
+    } units[] = {{"", 1},          {"b", 1},           {"k", 1000},
+                 {"kb", 1024},     {"m", 1000 * 1000}, {"mb", 1024 * 1024},
+                 {"g", 1000000000}, {"gb", 1024ULL * 1024 * 1024}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcasecmp(u, units[i].name)) return units[i].mul;
+    return 0;
+}
+
 int cfg_parse_memory(const char *s, int64_t *out) {
     const char *p = s;
     while (isdigit((unsigned char)*p))
         p++;
     if (p == s || p - s > 19) return 0;
-    long double mul;
-    if (!strcasecmp(p, "") || !strcasecmp(p, "b"))
-        mul = 1;
-    else if (!strcasecmp(p, "k"))
-        mul = 1000;
-    else if (!strcasecmp(p, "kb"))
-        mul = 1024;
-    else if (!strcasecmp(p, "m"))
-        mul = 1000 * 1000;
-    else if (!strcasecmp(p, "mb"))
-        mul = 1024 * 1024;
-    else if (!strcasecmp(p, "g"))
-        mul = 1000L * 1000 * 1000;
-    else if (!strcasecmp(p, "gb"))
-        mul = 1024L * 1024 * 1024;
-    else
-        return 0;
-    long double v = strtold(s, NULL) * mul;
+    unsigned long long mul = mem_unit(p);
+    if (!mul) return 0;
+    long double v = strtold(s, NULL) * (long double)mul;
     if (v > (long double)INT64_MAX) return 0;
     *out = (int64_t)v;
     return 1;
+}
+
+/* maxmemory-clients: Redis's memtoull first (digits and a unit; an empty
+ * number is 0; the product wraps, and a value past LLONG_MAX reads as
+ * negative, so as a percentage, as in Redis), then "<n>%" (stored as -n). */
+static int parse_mem_or_percent(const char *s, int64_t *out) {
+    const char *u = s;
+    while (isdigit((unsigned char)*u))
+        u++;
+    unsigned long long mul = mem_unit(u);
+    if (mul && u - s < 128) {
+        char digits[128];
+        memcpy(digits, s, (size_t)(u - s));
+        digits[u - s] = 0;
+        errno = 0;
+        unsigned long long v = strtoull(digits, NULL, 10);
+        if (!errno) {
+            *out = (int64_t)(v * mul);
+            return 1;
+        }
+    }
+    size_t n = strlen(s);
+    long long pct;
+    if (n > 1 && s[n - 1] == '%' && str2ll(s, n - 1, &pct) && pct >= 0) {
+        *out = -pct;
+        return 1;
+    }
+    return 0;
 }
 
 /* Splits v at spaces into at most max tokens of a private copy (*copy,
@@ -414,6 +441,19 @@ static int set_row(int i, const char *v, char *err, size_t el) {
         }
         if (x < r->min || x > r->max) {
             snprintf(err, el, "argument must be between %lld and %lld inclusive", (long long)r->min, (long long)r->max);
+            return -1;
+        }
+        __atomic_store_n(r->ival, x, __ATOMIC_RELAXED);
+        return 0;
+    }
+    case CT_MEMPCT: {
+        int64_t x;
+        if (!parse_mem_or_percent(v, &x)) {
+            snprintf(err, el, "argument must be a memory or percent value");
+            return -1;
+        }
+        if (x < r->min) {
+            snprintf(err, el, "percentage argument must be less or equal to %lld", -(long long)r->min);
             return -1;
         }
         __atomic_store_n(r->ival, x, __ATOMIC_RELAXED);
@@ -678,6 +718,14 @@ static void row_value(int i, buf *out) {
     case CT_MEM:
         buf_printf(out, "%lld", (long long)__atomic_load_n(r->ival, __ATOMIC_RELAXED));
         break;
+    case CT_MEMPCT: {
+        int64_t v = __atomic_load_n(r->ival, __ATOMIC_RELAXED);
+        if (v < 0)
+            buf_printf(out, "%lld%%", -(long long)v);
+        else
+            buf_printf(out, "%lld", (long long)v);
+        break;
+    }
     case CT_BOOL:
         buf_adds(out, *r->ival ? "yes" : "no");
         break;

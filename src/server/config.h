@@ -16,7 +16,9 @@
 #include "lib/buf.h"
 #include <stdint.h>
 
-enum { CT_INT, CT_MEM, CT_BOOL, CT_STR, CT_ENUM, CT_SPECIAL };
+/* CT_MEMPCT: bytes, or a percentage of maxmemory stored as its negative
+ * ("10%" is -10), as Redis's PERCENT_CONFIG; min is -(the largest percentage). */
+enum { CT_INT, CT_MEM, CT_BOOL, CT_STR, CT_ENUM, CT_SPECIAL, CT_MEMPCT };
 /* hugepages options, in the order config.c lists them. */
 enum { HUGEPAGES_NEVER = 0, HUGEPAGES_MADVISE = 1, HUGEPAGES_ALWAYS = 2 };
 /* The last column: who may change a directive at run time (one of the
@@ -101,6 +103,7 @@ enum {
     X("auto-aof-rewrite-percentage", auto_aof_rewrite_percentage, CT_INT, "100", 0, 2147483647, 1)                     \
     X("auto-aof-rewrite-min-size", auto_aof_rewrite_min_size, CT_MEM, "64mb", 0, INT64_MAX, 1)                         \
     X("maxmemory", maxmemory, CT_MEM, "0", 0, INT64_MAX, 1)                                                            \
+    X("maxmemory-clients", maxmemory_clients, CT_MEMPCT, "0", -100, INT64_MAX, 1)                                     \
     X("maxmemory-policy", maxmemory_policy, CT_STR, "noeviction", 0, 0, 1)                                             \
     X("maxmemory-samples", maxmemory_samples, CT_INT, "5", 1, INT32_MAX, 1)                                            \
     X("maxmemory-eviction-tenacity", maxmemory_eviction_tenacity, CT_INT, "10", 0, 100, 1)                             \

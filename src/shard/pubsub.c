@@ -9,6 +9,7 @@
  *     patterns in a vector. Written on a shard's subscribe and unsubscribe,
  *     read by every PUBLISH with peers and by PUBSUB/INFO. */
 #include "shard/pubsub.h"
+#include "shard/client_evict.h"
 #include "core/smap.h"
 #include "lib/log.h"
 #include "lib/mem.h"
@@ -356,6 +357,7 @@ static void push_to(session *s, const buf *b) {
     if (o->cap - o->len < b->len && o->len >= (1u << 20)) buf_grow(o, o->len);
     buf_add(o, b->p, b->len);
     if (c && s->pubsub) check_limits(c, s->pubsub);
+    if (c) cevict_update(c); /* a subscriber that does not read grows (maxmemory-clients) */
 }
 
 /* One message in both protocols, encoded when first needed. */

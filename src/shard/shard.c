@@ -17,6 +17,7 @@
 #include "server/config.h"
 #include "persist/snapshot.h"
 #include "shard/block.h"
+#include "shard/client_evict.h"
 #include "shard/cmdstats.h"
 #include "shard/evict.h"
 #include "shard/latency.h"
@@ -343,6 +344,17 @@ static int drain_deferred(shard *s) {
     return n;
 }
 
+static void close_killed(shard *s);
+
+/* Between two events or messages: connections CLIENT KILL or another
+ * shard's eviction marked close before anything later runs, and this
+ * shard evicts clients when asked (maxmemory-clients). */
+static inline void safe_point(shard *s) {
+    if (__atomic_load_n(&s->kill_reqs, __ATOMIC_RELAXED) && __atomic_exchange_n(&s->kill_reqs, 0, __ATOMIC_ACQ_REL))
+        close_killed(s);
+    cevict_poll(s);
+}
+
 int shard_drain_inbox(shard *s) {
     int n = drain_deferred(s);
     for (int from = 0; from < nshards; from++) {
@@ -350,7 +362,9 @@ int shard_drain_inbox(shard *s) {
         if (!r) continue;
         msg *m;
         while ((m = ring_pop(r))) {
+            safe_point(s);
             handle(s, m);
+            safe_point(s);
             n++;
             /* a long command in that message (a script on its keys' shard)
              * set messages aside: they came before what the rings hold now */
@@ -444,12 +458,15 @@ void shard_cron(shard *s) {
     if (expire_us) latency_add_sample_if_needed("expire-cycle", expire_us / 1000);
     for (conn *c = s->conns; c;) {
         conn *next = c->all_next;
-        if (__atomic_load_n(&c->s.killed, __ATOMIC_RELAXED))
+        if (__atomic_load_n(&c->s.killed, __ATOMIC_RELAXED)) {
             conn_close(c);
-        else
+        } else {
             conn_cron(c, now);
+            cevict_update(c); /* the cron resized its buffers */
+        }
         c = next;
     }
+    cevict_poll(s);
     int64_t tmo = cfg_get(timeout);
     if (tmo > 0) {
         for (conn *c = s->conns; c;) {
@@ -701,9 +718,11 @@ static void *shard_main(void *arg) {
                 if (c->closed) continue;
                 if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) conn_on_readable(c);
                 if (!c->closed && (evs[i].events & EPOLLOUT)) conn_on_writable(c);
+                cevict_poll(s); /* a client that grew past maxmemory-clients goes before the next event */
             }
         }
-        if (s->kill_reqs && __atomic_exchange_n(&s->kill_reqs, 0, __ATOMIC_ACQ_REL)) close_killed(s);
+        cevict_sync(s); /* CONFIG SET changed the limit */
+        safe_point(s);
         if (nshards > 1) shard_drain_inbox(s);
         if (__builtin_expect(__atomic_load_n(&shards_busy, __ATOMIC_ACQUIRE) >> s->id & 1, 0) && s->sq_waiting)
             tx_refuse_held(s, shards_busy_err); /* held behind a busy script: BUSY, as Redis answers */
@@ -714,6 +733,7 @@ static void *shard_main(void *arg) {
             conn_resume_postponed(s);
         if (!s->locked_by || (__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) >> s->id & 1))
             shard_run_pending(s); /* (a busy shard answers its clients, mostly BUSY) */
+        cevict_poll(s);
         if (s->now_ms >= s->next_cron) {
             shard_cron(s);
             s->next_cron = s->now_ms + period;
@@ -723,6 +743,7 @@ static void *shard_main(void *arg) {
         if (cfg_get(maxmemory) > 0) evict_publish(s); /* key counts, for other shards' share of an eviction */
         shard_flush(s);
         conn_write_all(s);
+        cevict_poll(s);
         if (s->snap && !s->locked_by) snap_step(s); /* after the replies, which it would hold back a step */
         if (s->ev_pending && !s->locked_by) evict_step(s); /* maxmemory: an eviction that ran out of time */
         conn_free_closed(s);

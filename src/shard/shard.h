@@ -17,6 +17,9 @@
 #include <stdint.h>
 
 #define MAX_SHARDS 64
+/* Client eviction's size buckets, as Redis's: up to 32 KB, then one per
+ * power of two, the last for 4 GB and more (shard/client_evict.h). */
+#define CEVICT_BUCKETS 19
 
 struct msg;
 struct tx;
@@ -88,6 +91,18 @@ typedef struct shard {
     uint64_t ev_all_keys, ev_all_volatile; /* every shard's published counts, summed at that time */
     int ev_pending;       /* an eviction ran out of time: the loop goes on with it */
     struct evict_pool *ev_pool;
+
+    /* client eviction, maxmemory-clients (shard/client_evict.c) */
+    int64_t ce_sum;       /* memory of this shard's clients (owner's atomic stores) */
+    int64_t ce_dying;     /* atomic: of which chosen for eviction by another thread, not yet closed */
+    int ce_top;           /* atomic: size bucket of its largest evictable client + 1; 0: none */
+    int ce_check;         /* a client grew while the server may be over: evict at the next safe point */
+    int ce_poke;          /* atomic: another shard asks this one to evict (it holds the largest clients) */
+    uint64_t ce_epoch;    /* cevict_epoch when the sums were last rebuilt */
+    int64_t ce_others;    /* the other shards' sums, as last read */
+    int64_t ce_others_ms; /* now_ms of that read */
+    struct conn *ce_head[CEVICT_BUCKETS], *ce_tail[CEVICT_BUCKETS]; /* evictable clients by size */
+    uint64_t stat_evicted_clients;
 
     /* blocked clients (shard/block.c) */
     struct smap *block_waits;          /* key -> wait queue, for keys this shard owns */

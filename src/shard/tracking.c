@@ -15,6 +15,7 @@
  * redirection target's home, which writes `invalidate` (RESP3) or a
  * `__redis__:invalidate` message (RESP2 in Pub/Sub mode). */
 #include "shard/tracking.h"
+#include "shard/client_evict.h"
 #include "cmd/cmd.h"
 #include "core/smap.h"
 #include "lib/mem.h"
@@ -31,6 +32,7 @@ typedef struct trk_sess {
     char **prefix;
     size_t *plen;
     int nprefix;
+    size_t prefix_bytes; /* the prefixes' allocations (tracking_mem) */
 } trk_sess;
 
 typedef struct trk_set {
@@ -182,6 +184,11 @@ void tracking_after_command(session *s, const command *cmd) {
 }
 
 int tracking_on(const session *s) { return s->tracking && s->tracking->on; }
+size_t tracking_mem(const session *s) {
+    const trk_sess *t = s->tracking;
+    if (!t) return 0;
+    return sizeof *t + (size_t)t->nprefix * (sizeof(char *) + sizeof(size_t)) + t->prefix_bytes;
+}
 int tracking_bcast(const session *s) { return tracking_on(s) && (s->tracking->opts & TRK_BCAST); }
 int tracking_broken(const session *s) { return tracking_on(s) && s->tracking->broken; }
 long long tracking_getredir(const session *s) { return tracking_on(s) ? (long long)s->tracking->redirect : -1; }
@@ -321,6 +328,7 @@ int tracking_enable(session *s, uint64_t redirect, int options, const char **pre
             t->prefix = zrealloc(t->prefix, sizeof(char *) * (size_t)(t->nprefix + 1));
             t->plen = zrealloc(t->plen, sizeof(size_t) * (size_t)(t->nprefix + 1));
             t->prefix[t->nprefix] = zstrndup(prefix[i], plen[i]);
+            t->prefix_bytes += zmalloc_size(t->prefix[t->nprefix]);
             t->plen[t->nprefix++] = plen[i];
         }
         pthread_rwlock_unlock(&G.lock);
@@ -341,6 +349,7 @@ void tracking_disable(session *s) {
         t->prefix = NULL;
         t->plen = NULL;
         t->nprefix = 0;
+        t->prefix_bytes = 0;
     }
     local_clients_del(&locals[s->sh->id], s);
     atomic_add(&g_clients, -1);
@@ -437,6 +446,7 @@ static void push(session *s, const char *p, size_t n) {
     conn *c = s->conn;
     if (c && (c->closed || __atomic_load_n(&c->s.killed, __ATOMIC_RELAXED))) return;
     buf_add(s == before_sess ? before_out : session_reply_buf(s), p, n);
+    if (c) cevict_update(c); /* a redirection target that does not read grows (maxmemory-clients) */
 }
 
 /* The message for client r (the reader itself, or its redirection). */

@@ -73,6 +73,9 @@ int tracking_caching(struct session *s, int yes, char *err, size_t errlen);
 long long tracking_getredir(const struct session *s);
 void tracking_info(const struct session *s, int resp, buf *out);
 int tracking_on(const struct session *s);
+/* Bytes of s's tracking state (its BCAST prefixes), for client eviction;
+ * any thread (approximate while it changes). */
+size_t tracking_mem(const struct session *s);
 int tracking_bcast(const struct session *s);
 int tracking_broken(const struct session *s);
 

@@ -35,7 +35,7 @@
  * back, and FLUSHALL empties every database (on a control connection).
  * Kept out: commands that sleep, stop the process, stream replies, fork or
  * write files, and commands that close or silence other connections
- * (CLIENT KILL, CLIENT REPLY). CONFIG SET only for a list of directives
+ * (CLIENT KILL, CLIENT REPLY, maxmemory-clients). CONFIG SET only for a list of directives
  * (encodings, memory, expiry, appendonly: the AOF then writes into the
  * temporary directory, with appendfsync no); DEBUG only for DIGEST,
  * DIGEST-VALUE, OBJECT, HTSTATS and POPULATE (at most 1000 keys). Blocking
@@ -293,6 +293,9 @@ static void ctl_run_str(const char *a0, const char *a1, const char *a2) {
 /* ---- set-up ---- */
 
 static int config_allowed(const char *name, size_t n) {
+    /* client eviction disconnects clients, as CLIENT KILL does: their
+     * replies would be lost */
+    if (n >= 17 && !strncasecmp(name, "maxmemory-clients", 17)) return 0;
     for (int i = 0; config_ok[i]; i++) {
         size_t l = strlen(config_ok[i]);
         if (n >= l && !strncasecmp(name, config_ok[i], l)) return 1;
