@@ -496,7 +496,8 @@ static void sort_cmd(cmd_ctx *c) { sort_generic(c, 0); }
 static void sort_ro_cmd(cmd_ctx *c) { sort_generic(c, 1); }
 
 static const command rows[] = {
-    {.name = "sort",
+    {.name = "sort", .hops = cross_gather, .proc = sort_cmd, .arity = -2, .flags = CMD_WRITE | CMD_DENYOOM | CMD_MOVABLEKEYS, .first = 1,
+     .last = 1, .step = 1, .keys = sort_keys, .keyflags = sort_keyflags,
      KEY_SPECS({KS_RO | KS_ACCESS, KS_INDEX(1), KS_RANGE(0, 1, 0)},
                {KS_RO | KS_ACCESS, KS_UNKNOWN,
                 .notes = "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from "
@@ -504,39 +505,17 @@ static const command rows[] = {
                {KS_OW | KS_UPDATE, KS_UNKNOWN,
                 .notes = "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear "
                          "anywhere in the argument array"}),
-     .hops = cross_gather,
-     .proc = sort_cmd,
-     .arity = -2,
-     .flags = CMD_WRITE | CMD_DENYOOM | CMD_MOVABLEKEYS,
-     .first = 1,
-     .last = 1,
-     .step = 1,
-     .keys = sort_keys,
-     .keyflags = sort_keyflags,
-     .route = sort_route,
-     .group = "generic",
-     .since = "1.0.0",
+     .route = sort_route, .group = "generic", .since = "1.0.0",
      .acl = "write set sortedset list slow dangerous",
      .summary = "Sort the elements in a list, set or sorted set, optionally storing the result"},
-    {.name = "sort_ro",
+    {.name = "sort_ro", .hops = cross_gather, .proc = sort_ro_cmd, .arity = -2, .flags = CMD_READONLY | CMD_MOVABLEKEYS, .first = 1,
+     .last = 1, .step = 1, .keys = sort_ro_keys, .keyflags = sort_ro_keyflags,
      KEY_SPECS({KS_RO | KS_ACCESS, KS_INDEX(1), KS_RANGE(0, 1, 0)},
                {KS_RO | KS_ACCESS, KS_UNKNOWN,
                 .notes = "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from "
                          "the content of the key we sort"}),
-     .hops = cross_gather,
-     .proc = sort_ro_cmd,
-     .arity = -2,
-     .flags = CMD_READONLY | CMD_MOVABLEKEYS,
-     .first = 1,
-     .last = 1,
-     .step = 1,
-     .keys = sort_ro_keys,
-     .keyflags = sort_ro_keyflags,
-     .route = sort_ro_route,
-     .group = "generic",
-     .since = "7.0.0",
-     .acl = "read set sortedset list slow dangerous",
-     .summary = "Sort the elements in a list, set or sorted set. Read-only variant of SORT."},
+     .route = sort_ro_route, .group = "generic", .since = "7.0.0",
+     .acl = "read set sortedset list slow dangerous", .summary = "Sort the elements in a list, set or sorted set. Read-only variant of SORT."},
 };
 
 void sort_register(void) { cmd_register(rows, (int)(sizeof rows / sizeof rows[0])); }
