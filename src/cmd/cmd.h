@@ -48,7 +48,7 @@ enum {
     CMD_MAY_REPLICATE = 1 << 19, /* not a write, but CLIENT PAUSE WRITE holds it (PUBLISH, PFCOUNT, EVAL); COMMAND does
                                     not show it, as Redis 7.0 */
     CMD_HOME = 1 << 20,          /* runs on its connection's shard, holding its keys' shards (scripts) */
-    CMD_SKIP_MONITOR = 1 << 21,  /* shown only: MONITOR leaves these out by other means (scripts) */
+    CMD_SKIP_MONITOR = 1 << 21,  /* shown only, as Redis 7.0 (scripts); monitor.c decides what MONITOR feeds */
     CMD_NO_MANDATORY_KEYS = 1 << 22, /* keys are optional: GETKEYS of none is an empty list (scripts) */
     CMD_NO_ASYNC_LOADING = 1 << 23,  /* shown only, as Redis 7.0 (SAVE, BGSAVE, CLUSTER ...) */
 };

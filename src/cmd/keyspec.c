@@ -126,14 +126,19 @@ int cmd_key_refs(const command *cmd, int argc, const char **argv, const size_t *
         r->n = 0;
     }
     if (!cmd->keyflags && !cmd->keys) return 0;
-    int *pos = zmalloc(sizeof(int) * (size_t)(argc + 1));
-    uint16_t *flags = zcalloc(sizeof(uint16_t) * (size_t)(argc + 1));
-    int got =
-        cmd->keyflags ? cmd->keyflags(argc, argv, argl, pos, flags, argc) : cmd->keys(argc, argv, argl, pos, argc);
+    int posbuf[16];
+    uint16_t flagbuf[16] = {0};
+    int big = argc > 16; /* the ACL check runs this per call: no allocation for short ones */
+    int *pos = big ? zmalloc(sizeof(int) * (size_t)argc) : posbuf;
+    uint16_t *flags = big ? zcalloc(sizeof(uint16_t) * (size_t)argc) : flagbuf;
+    int max = big ? argc : 16;
+    int got = cmd->keyflags ? cmd->keyflags(argc, argv, argl, pos, flags, max) : cmd->keys(argc, argv, argl, pos, max);
     for (int i = 0; i < got; i++)
         refs_add(r, pos[i], flags[i]);
-    zfree(pos);
-    zfree(flags);
+    if (big) {
+        zfree(pos);
+        zfree(flags);
+    }
     return r->n;
 }
 
