@@ -657,6 +657,27 @@ static void bitfield_generic(cmd_ctx *c, int ro) {
 
 /* BITFIELD key [GET type offset] [SET type offset value]
  *   [INCRBY type offset increment] [OVERFLOW WRAP|SAT|FAIL] ... */
+/* BITFIELD only reads its key when every operation is a GET (OVERFLOW
+ * aside); anything else, a syntax error included, counts as a write (as
+ * Redis's bitfieldGetKeys). */
+static int bitfield_keyflags(int argc, const char **argv, const size_t *argl, int *pos, uint16_t *flags, int max) {
+    if (argc < 2 || max < 1) return 0;
+    pos[0] = 1;
+    flags[0] = KS_RO | KS_ACCESS;
+    for (int i = 2; i < argc; i++) {
+        int rem = argc - i - 1;
+        if (str_eq_ci(argv[i], argl[i], "get") && rem >= 2) {
+            i += 2;
+        } else if (str_eq_ci(argv[i], argl[i], "overflow") && rem >= 1) {
+            i += 1;
+        } else {
+            flags[0] = KS_RW | KS_ACCESS | KS_UPDATE;
+            break;
+        }
+    }
+    return 1;
+}
+
 static void bitfield_cmd(cmd_ctx *c) { bitfield_generic(c, 0); }
 
 /* BITFIELD_RO key [GET type offset ...] */
@@ -665,6 +686,7 @@ static void bitfield_ro_cmd(cmd_ctx *c) { bitfield_generic(c, 1); }
 #define RW CMD_WRITE | CMD_DENYOOM
 static const command rows[] = {
     {.name = "setbit",
+     .kflags = KS_RW | KS_ACCESS | KS_UPDATE,
      .proc = setbit_cmd,
      .arity = 4,
      .flags = RW,
@@ -676,6 +698,7 @@ static const command rows[] = {
      .acl = "write bitmap slow",
      .summary = "Sets or clears the bit at offset in the string value stored at key"},
     {.name = "getbit",
+     .kflags = KS_RO | KS_ACCESS,
      .proc = getbit_cmd,
      .arity = 3,
      .flags = CMD_READONLY | CMD_FAST,
@@ -687,6 +710,7 @@ static const command rows[] = {
      .acl = "read bitmap fast",
      .summary = "Returns the bit value at offset in the string value stored at key"},
     {.name = "bitcount",
+     .kflags = KS_RO | KS_ACCESS,
      .proc = bitcount_cmd,
      .arity = -2,
      .flags = CMD_READONLY,
@@ -698,6 +722,7 @@ static const command rows[] = {
      .acl = "read bitmap slow",
      .summary = "Count set bits in a string"},
     {.name = "bitpos",
+     .kflags = KS_RO | KS_ACCESS,
      .proc = bitpos_cmd,
      .arity = -3,
      .flags = CMD_READONLY,
@@ -709,6 +734,8 @@ static const command rows[] = {
      .acl = "read bitmap slow",
      .summary = "Find first bit set or clear in a string"},
     {.name = "bitop",
+     KEY_SPECS({KS_OW | KS_UPDATE, KS_INDEX(2), KS_RANGE(0, 1, 0)},
+               {KS_RO | KS_ACCESS, KS_INDEX(3), KS_RANGE(-1, 1, 0)}),
      .hops = cross_gather,
      .proc = bitop_cmd,
      .arity = -4,
@@ -721,6 +748,9 @@ static const command rows[] = {
      .acl = "write bitmap slow",
      .summary = "Perform bitwise operations between strings"},
     {.name = "bitfield",
+     KEY_SPECS({KS_RW | KS_ACCESS | KS_UPDATE | KS_VARIABLE_FLAGS, KS_INDEX(1), KS_RANGE(0, 1, 0),
+                .notes = "This command allows both access and modification of the key"}),
+     .keyflags = bitfield_keyflags,
      .proc = bitfield_cmd,
      .arity = -2,
      .flags = RW,
@@ -732,6 +762,7 @@ static const command rows[] = {
      .acl = "write bitmap slow",
      .summary = "Perform arbitrary bitfield integer operations on strings"},
     {.name = "bitfield_ro",
+     .kflags = KS_RO | KS_ACCESS,
      .proc = bitfield_ro_cmd,
      .arity = -2,
      .flags = CMD_READONLY | CMD_FAST,

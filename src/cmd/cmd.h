@@ -43,12 +43,63 @@ enum {
     CMD_BLOCKING = 1 << 13,
     CMD_ALLOWBUSY = 1 << 14,
     CMD_MOVABLEKEYS = 1 << 15,
-    CMD_NOMULTI = 1 << 16, /* refused inside MULTI */
-    CMD_EXEC = 1 << 17,    /* EXEC: routed by its queued commands' keys (multi.h) */
-    CMD_SKIP_SLOWLOG = 1 << 18, /* never in the slow log (EXEC: its commands are) */
-    CMD_MAY_REPLICATE = 1 << 19, /* not a write, but CLIENT PAUSE WRITE holds it (PUBLISH, PFCOUNT, EVAL); COMMAND does not show it, as Redis 7.0 */
-    CMD_HOME = 1 << 20,         /* runs on its connection's shard, holding its keys' shards (scripts) */
+    CMD_NOMULTI = 1 << 16,       /* refused inside MULTI */
+    CMD_EXEC = 1 << 17,          /* EXEC: routed by its queued commands' keys (multi.h) */
+    CMD_SKIP_SLOWLOG = 1 << 18,  /* never in the slow log (EXEC: its commands are) */
+    CMD_MAY_REPLICATE = 1 << 19, /* not a write, but CLIENT PAUSE WRITE holds it (PUBLISH, PFCOUNT, EVAL); COMMAND does
+                                    not show it, as Redis 7.0 */
+    CMD_HOME = 1 << 20,          /* runs on its connection's shard, holding its keys' shards (scripts) */
+    CMD_SKIP_MONITOR = 1 << 21,  /* shown only, as Redis 7.0 (scripts); monitor.c decides what MONITOR feeds */
+    CMD_NO_MANDATORY_KEYS = 1 << 22, /* keys are optional: GETKEYS of none is an empty list (scripts) */
+    CMD_NO_ASYNC_LOADING = 1 << 23,  /* shown only, as Redis 7.0 (SAVE, BGSAVE, CLUSTER ...) */
 };
+
+/* Key spec flags (Redis 7.0's): how a command uses one of its keys. One of
+ * RO/RW/OW/RM says read-only, read-write, overwrite, remove; the others say
+ * what happens to the value (ACCESS: read, UPDATE/INSERT/DELETE: changed);
+ * VARIABLE_FLAGS: the call's arguments decide (SET ... GET). */
+enum {
+    KS_RO = 1 << 0,
+    KS_RW = 1 << 1,
+    KS_OW = 1 << 2,
+    KS_RM = 1 << 3,
+    KS_ACCESS = 1 << 4,
+    KS_UPDATE = 1 << 5,
+    KS_INSERT = 1 << 6,
+    KS_DELETE = 1 << 7,
+    KS_NOT_KEY = 1 << 8,
+    KS_INCOMPLETE = 1 << 9,
+    KS_VARIABLE_FLAGS = 1 << 10,
+};
+enum { KS_BS_INDEX = 1, KS_BS_KEYWORD, KS_BS_UNKNOWN };
+enum { KS_FK_RANGE = 1, KS_FK_KEYNUM, KS_FK_UNKNOWN };
+
+/* One key spec, as COMMAND INFO shows it: where the search for keys begins
+ * (argv index pos, or after `keyword` searched from argv[pos], from the end
+ * when pos < 0) and how the keys are found from there (range: lastkey a,
+ * keystep b, limit c; keynum: the count at +a, first key at +b, step c). */
+typedef struct key_spec {
+    uint16_t flags; /* KS_* */
+    uint8_t bs, fk; /* KS_BS_*, KS_FK_* */
+    int16_t pos;
+    int16_t a, b, c;
+    const char *keyword;
+    const char *notes;
+} key_spec;
+
+/* Spelling key specs in a row:
+ *   KEY_SPECS({KS_RW | KS_ACCESS | KS_DELETE, KS_INDEX(1), KS_RANGE(0, 1, 0)},
+ *             {KS_RW | KS_INSERT, KS_INDEX(2), KS_RANGE(0, 1, 0), .notes = "..."})
+ * A row with one spec that its first/last/step describe gives only the
+ * flags: .kflags = KS_RO | KS_ACCESS. */
+#define KS_INDEX(i) .bs = KS_BS_INDEX, .pos = (i)
+#define KS_KEYWORD(kw, from) .bs = KS_BS_KEYWORD, .keyword = (kw), .pos = (from)
+#define KS_RANGE(last, step, limit) .fk = KS_FK_RANGE, .a = (last), .b = (step), .c = (limit)
+#define KS_KEYNUM(idx, first, step) .fk = KS_FK_KEYNUM, .a = (idx), .b = (first), .c = (step)
+#define KS_UNKNOWN .bs = KS_BS_UNKNOWN, .fk = KS_FK_UNKNOWN
+#define KEY_SPECS(...)                                                                                                 \
+    .specs = (const key_spec[]){__VA_ARGS__},                                                                          \
+    .nspecs = (int)(sizeof((const key_spec[]){__VA_ARGS__}) / sizeof(key_spec))
 
 typedef struct cmd_ctx cmd_ctx;
 typedef void cmd_proc(cmd_ctx *c);
@@ -60,6 +111,10 @@ typedef int cmd_keys_fn(int argc, const char **argv, const size_t *argl, int *po
  * connection's own shard, ROUTE_ALL for every shard (SORT with BY/GET
  * patterns: the pattern keys may live anywhere), ROUTE_KEYS to route by
  * the key positions as if there were no route function. */
+/* The keys of a call and each one's KS_* flags, for commands whose flags
+ * depend on the arguments (SET ... GET, SORT ... STORE): as cmd_keys_fn,
+ * with flags[i] for pos[i]. */
+typedef int cmd_keyflags_fn(int argc, const char **argv, const size_t *argl, int *pos, uint16_t *flags, int max);
 typedef int cmd_route_fn(int argc, const char **argv, const size_t *argl, int nshards);
 enum { ROUTE_ALL = -2, ROUTE_KEYS = -3 };
 /* How a multi-key command splits over shards (cmd/split.c): each shard runs
@@ -70,18 +125,6 @@ enum { SPLIT_NONE, SPLIT_SUM /* integers added */, SPLIT_OK /* +OK */, SPLIT_ARR
 /* A command whose keys are on several shards runs as a transaction of
  * hops that cmd/ plans (cmd/cross.c); returns 1 when it started one, 0 to
  * run the command under whole-shard locks instead. */
-/* A key spec as COMMAND INFO shows it, for a row whose keys the one spec
- * derived from first/last/step does not describe (MIGRATE's KEYS list).
- * begin_search is by index (index > 0) or by keyword (searched from
- * startfrom); find_keys is a range. */
-typedef struct cmd_key_spec {
-    const char *flags; /* space separated, as Redis spells them: "RW access delete" */
-    int index;
-    const char *keyword;
-    int startfrom;
-    int lastkey, keystep, limit;
-} cmd_key_spec;
-
 struct command;
 typedef int cmd_hops_fn(struct session *s, const struct command *cmd, int argc, const char **argv, const size_t *argl,
                         int discard);
@@ -93,11 +136,13 @@ typedef struct command {
     uint32_t flags;
     int first, last, step; /* key positions; last < 0 counts from the end */
     cmd_keys_fn *keys;     /* overrides first/last/step when set */
+    uint16_t kflags;       /* KS_* of the one key spec first/last/step describe */
+    const key_spec *specs; /* or every key spec, when they are more than that */
+    int nspecs;
+    cmd_keyflags_fn *keyflags; /* keys and flags by the arguments (VARIABLE_FLAGS specs) */
     cmd_route_fn *route;   /* keyless single-shard routing (see above) */
     int split;             /* SPLIT_*: runs as one part per shard */
     cmd_hops_fn *hops;     /* keys on several shards: a transaction of hops */
-    const cmd_key_spec *specs; /* COMMAND INFO's key specs when set (else derived) */
-    int nspecs;
     const char *tips;      /* COMMAND INFO's tips, space separated (NULL: none) */
     const char *group;     /* COMMAND DOCS group: string, generic, server... */
     const char *summary;
@@ -170,6 +215,27 @@ const char *cmd_acl_cat_name(int i);
 int cmd_acl_cat_index(const char *s, size_t n); /* -1 when unknown */
 /* Key positions of a parsed command; returns count (<= max). */
 int cmd_key_positions(const command *cmd, int argc, const char **argv, const size_t *argl, int *pos, int max);
+/* The keys of a call with each one's KS_* flags, found as Redis's
+ * COMMAND GETKEYSANDFLAGS and ACL checks find them (cmd/keyspec.c): by the
+ * key specs, or when they cannot say (variable flags, an unknown or
+ * incomplete spec, a bad key count) by the keyflags or keys function
+ * (flags 0 from the latter). Returns the count, 0 for none or invalid. */
+typedef struct key_ref {
+    int pos;
+    uint16_t flags;
+} key_ref;
+typedef struct key_refs {
+    int n, cap;
+    key_ref *v; /* buf, or zmalloc'd when more */
+    key_ref buf[16];
+} key_refs;
+int cmd_key_refs(const command *cmd, int argc, const char **argv, const size_t *argl, key_refs *r);
+void key_refs_free(key_refs *r);
+/* Does the command take keys at all (Redis's doesCommandHaveKeys)? */
+int cmd_has_keys(const command *cmd);
+/* The command's key specs: its own, or the one its first/last/step and
+ * kflags describe (written to *one). Returns the count. */
+int cmd_key_specs(const command *cmd, key_spec *one, const key_spec **specs);
 /* Calls fn with each key argument of a parsed command, in order. */
 void cmd_each_key(const command *cmd, int argc, const char **argv, const size_t *argl,
                   void (*fn)(void *ud, const char *key, size_t klen), void *ud);

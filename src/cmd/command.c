@@ -3,9 +3,9 @@
  *
  * Everything is derived from the command rows (cmd.h): the flags set from
  * row.flags, the ACL categories from row.acl plus the ones Redis implies
- * from the flags, the row's key specs when it lists them, else one key spec
- * from first/last/step (or an "unknown" spec when a keys function finds the
- * keys), the tips from row.tips. The table is read-only after start,
+ * from the flags, the key specs from the row's (cmd/keyspec.c finds the
+ * keys of GETKEYS with them), the tips from row.tips. The table is
+ * read-only after start,
  * so these handlers run on any shard without locks.
  *
  * COMMAND itself is a plain row with its own handler, not a container
@@ -26,13 +26,24 @@ static const struct {
     uint32_t bit;
     const char *name;
 } flag_names[] = {
-    {CMD_WRITE, "write"},          {CMD_READONLY, "readonly"},
-    {CMD_DENYOOM, "denyoom"},      {CMD_ADMIN, "admin"},
-    {CMD_PUBSUB, "pubsub"},        {CMD_NOSCRIPT, "noscript"},
-    {CMD_BLOCKING, "blocking"},    {CMD_LOADING, "loading"},
-    {CMD_STALE, "stale"},          {CMD_SKIP_SLOWLOG, "skip_slowlog"}, {CMD_FAST, "fast"},
-    {CMD_NOAUTH, "no_auth"},       {CMD_MOVABLEKEYS, "movablekeys"},
-    {CMD_ALLOWBUSY, "allow_busy"},      {CMD_NOMULTI, "no_multi"},
+    {CMD_WRITE, "write"},
+    {CMD_READONLY, "readonly"},
+    {CMD_DENYOOM, "denyoom"},
+    {CMD_ADMIN, "admin"},
+    {CMD_PUBSUB, "pubsub"},
+    {CMD_NOSCRIPT, "noscript"},
+    {CMD_BLOCKING, "blocking"},
+    {CMD_LOADING, "loading"},
+    {CMD_STALE, "stale"},
+    {CMD_SKIP_MONITOR, "skip_monitor"},
+    {CMD_SKIP_SLOWLOG, "skip_slowlog"},
+    {CMD_FAST, "fast"},
+    {CMD_NOAUTH, "no_auth"},
+    {CMD_NO_MANDATORY_KEYS, "no_mandatory_keys"},
+    {CMD_NO_ASYNC_LOADING, "no_async_loading"},
+    {CMD_NOMULTI, "no_multi"},
+    {CMD_MOVABLEKEYS, "movablekeys"},
+    {CMD_ALLOWBUSY, "allow_busy"},
 };
 #define NFLAGS ((int)(sizeof flag_names / sizeof flag_names[0]))
 
@@ -146,8 +157,8 @@ static void reply_acl_set(cmd_ctx *c, const command *cmd) {
         }
 }
 
-/* Space-separated words as a set of simple strings (bulk: of bulk strings). */
-static void reply_words(cmd_ctx *c, const char *words, int bulk) {
+/* Space-separated words as a set of bulk strings (COMMAND INFO's tips). */
+static void reply_words(cmd_ctx *c, const char *words) {
     int n = 0;
     for (const char *p = words ? words : ""; *p;) {
         p += strspn(p, " ");
@@ -159,102 +170,76 @@ static void reply_words(cmd_ctx *c, const char *words, int bulk) {
     for (const char *p = words ? words : ""; *p;) {
         p += strspn(p, " ");
         size_t w = strcspn(p, " ");
-        if (w && bulk) reply_bulk(c, p, w);
-        else if (w) buf_printf(c->out, "+%.*s\r\n", (int)w, p);
+        if (w) reply_bulk(c, p, w);
         p += w;
     }
 }
 
-/* The access flags of every key, as Redis's key specs spell them. */
-static void reply_key_flags(cmd_ctx *c, const command *cmd) {
-    if (cmd->nspecs) { /* the first spec's (a keys function's keys: Redis gives them those) */
-        reply_words(c, cmd->specs[0].flags, 0);
-        return;
-    }
-    if (cmd->flags & CMD_WRITE) {
-        reply_set(c, 2);
-        reply_simple(c, "RW");
-        reply_simple(c, "update");
-    } else if (cmd->flags & CMD_READONLY) {
-        reply_set(c, 2);
-        reply_simple(c, "RO");
-        reply_simple(c, "access");
-    } else {
-        reply_set(c, 1);
-        reply_simple(c, "RO");
-    }
+/* A key's KS_* flags, in Redis's order and spelling. */
+static void reply_key_flags(cmd_ctx *c, uint16_t flags) {
+    static const char *const names[] = {"RO",     "RW",     "OW",      "RM",         "access",        "update",
+                                        "insert", "delete", "not_key", "incomplete", "variable_flags"};
+    int n = (int)(sizeof names / sizeof names[0]);
+    reply_set(c, popcount(flags & ((1u << n) - 1)));
+    for (int i = 0; i < n; i++)
+        if (flags & (1u << i)) reply_simple(c, names[i]);
 }
 
-static void reply_search_part(cmd_ctx *c, const char *type, const char *k1, long long v1, const char *k2, long long v2,
-                              const char *k3, long long v3) {
+/* {type, spec: {k1: v1, ...}} with up to three integer fields, or the
+ * keyword and its startfrom when kw is set. */
+static void reply_search_part(cmd_ctx *c, const char *type, const char *kw, int n, const char *const *keys,
+                              const int *vals) {
     reply_map(c, 2);
     reply_cstr(c, "type");
     reply_cstr(c, type);
     reply_cstr(c, "spec");
-    reply_map(c, (k1 != NULL) + (k2 != NULL) + (k3 != NULL));
-    if (k1) {
-        reply_cstr(c, k1);
-        reply_int(c, v1);
+    reply_map(c, n + (kw != NULL));
+    if (kw) {
+        reply_cstr(c, "keyword");
+        reply_cstr(c, kw);
     }
-    if (k2) {
-        reply_cstr(c, k2);
-        reply_int(c, v2);
-    }
-    if (k3) {
-        reply_cstr(c, k3);
-        reply_int(c, v3);
+    for (int i = 0; i < n; i++) {
+        reply_cstr(c, keys[i]);
+        reply_int(c, vals[i]);
     }
 }
 
-/* One spec: an index/range one from first/last/step, or unknown/unknown
- * when a keys function finds the keys. */
-static void reply_key_specs(cmd_ctx *c, const command *cmd) {
-    if (cmd->nspecs) {
-        reply_set(c, cmd->nspecs);
-        for (int i = 0; i < cmd->nspecs; i++) {
-            const cmd_key_spec *k = &cmd->specs[i];
-            reply_map(c, 3);
-            reply_cstr(c, "flags");
-            reply_words(c, k->flags, 0);
-            reply_cstr(c, "begin_search");
-            if (k->keyword) {
-                reply_map(c, 2);
-                reply_cstr(c, "type");
-                reply_cstr(c, "keyword");
-                reply_cstr(c, "spec");
-                reply_map(c, 2);
-                reply_cstr(c, "keyword");
-                reply_cstr(c, k->keyword);
-                reply_cstr(c, "startfrom");
-                reply_int(c, k->startfrom);
-            } else {
-                reply_search_part(c, "index", "index", k->index, NULL, 0, NULL, 0);
-            }
-            reply_cstr(c, "find_keys");
-            reply_search_part(c, "range", "lastkey", k->lastkey, "keystep", k->keystep, "limit", k->limit);
-        }
-        return;
+static void reply_key_spec(cmd_ctx *c, const key_spec *s) {
+    reply_map(c, 3 + (s->notes != NULL));
+    if (s->notes) {
+        reply_cstr(c, "notes");
+        reply_cstr(c, s->notes);
     }
-    if (cmd->first <= 0 && !cmd->keys) {
-        reply_set(c, 0);
-        return;
-    }
-    reply_set(c, 1);
-    reply_map(c, 3);
     reply_cstr(c, "flags");
-    reply_key_flags(c, cmd);
+    reply_key_flags(c, s->flags);
+    static const char *const index_k[] = {"index"}, *const startfrom_k[] = {"startfrom"};
+    static const char *const range_k[] = {"lastkey", "keystep", "limit"};
+    static const char *const keynum_k[] = {"keynumidx", "firstkey", "keystep"};
+    int v[3] = {s->pos};
     reply_cstr(c, "begin_search");
-    if (cmd->keys)
-        reply_search_part(c, "unknown", NULL, 0, NULL, 0, NULL, 0);
+    if (s->bs == KS_BS_INDEX)
+        reply_search_part(c, "index", NULL, 1, index_k, v);
+    else if (s->bs == KS_BS_KEYWORD)
+        reply_search_part(c, "keyword", s->keyword, 1, startfrom_k, v);
     else
-        reply_search_part(c, "index", "index", cmd->first, NULL, 0, NULL, 0);
+        reply_search_part(c, "unknown", NULL, 0, NULL, NULL);
+    v[0] = s->a, v[1] = s->b, v[2] = s->c;
     reply_cstr(c, "find_keys");
-    if (cmd->keys) {
-        reply_search_part(c, "unknown", NULL, 0, NULL, 0, NULL, 0);
-    } else {
-        long long last = cmd->last < 0 ? cmd->last : cmd->last - cmd->first;
-        reply_search_part(c, "range", "lastkey", last, "keystep", cmd->step > 0 ? cmd->step : 1, "limit", 0);
-    }
+    if (s->fk == KS_FK_RANGE)
+        reply_search_part(c, "range", NULL, 3, range_k, v);
+    else if (s->fk == KS_FK_KEYNUM)
+        reply_search_part(c, "keynum", NULL, 3, keynum_k, v);
+    else
+        reply_search_part(c, "unknown", NULL, 0, NULL, NULL);
+}
+
+static void reply_key_specs(cmd_ctx *c, const command *cmd) {
+    key_spec one;
+    const key_spec *specs;
+    int n = cmd_key_specs(cmd, &one, &specs);
+    reply_set(c, n);
+    for (int i = 0; i < n; i++)
+        reply_key_spec(c, &specs[i]);
 }
 
 /* [name, arity, flags, first, last, step, acl, tips, key specs, subcommands] */
@@ -267,7 +252,7 @@ static void reply_info(cmd_ctx *c, const command *cmd) {
     reply_int(c, cmd->last);
     reply_int(c, cmd->step);
     reply_acl_set(c, cmd);
-    reply_words(c, cmd->tips, 1);
+    reply_words(c, cmd->tips);
     reply_key_specs(c, cmd);
     int n;
     const command *subs = subs_of(cmd, &n);
@@ -438,7 +423,7 @@ static const command *getkeys_target(cmd_ctx *c) {
         reply_error(c, "ERR Invalid command specified");
         return NULL;
     }
-    if (cmd->first <= 0 && !cmd->keys) {
+    if (!cmd_has_keys(cmd)) {
         reply_error(c, "ERR The command has no key arguments");
         return NULL;
     }
@@ -454,27 +439,23 @@ static const command *getkeys_target(cmd_ctx *c) {
 static void getkeys(cmd_ctx *c, int with_flags) {
     const command *cmd = getkeys_target(c);
     if (!cmd) return;
-    int argc = c->argc - 2;
-    int *pos = zmalloc(sizeof(int) * (size_t)argc);
-    int nk = cmd_key_positions(cmd, argc, c->argv + 2, c->argl + 2, pos, argc);
-    if (nk <= 0 && (cmd->flags & CMD_HOME) && nk == 0 && argc >= 3) { /* scripts: keys are not mandatory (Redis's no_mandatory_keys) */
-        zfree(pos);
-        reply_array(c, 0);
-        return;
-    }
+    key_refs r;
+    int nk = cmd_key_refs(cmd, c->argc - 2, c->argv + 2, c->argl + 2, &r);
     if (nk <= 0) {
-        zfree(pos);
-        reply_error(c, "ERR Invalid arguments specified for command");
-        return;
+        if (cmd->flags & CMD_NO_MANDATORY_KEYS)
+            reply_array(c, 0);
+        else
+            reply_error(c, "ERR Invalid arguments specified for command");
+    } else {
+        reply_array(c, nk);
+        for (int i = 0; i < nk; i++) {
+            int p = r.v[i].pos + 2;
+            if (with_flags) reply_array(c, 2);
+            reply_bulk(c, c->argv[p], c->argl[p]);
+            if (with_flags) reply_key_flags(c, r.v[i].flags);
+        }
     }
-    reply_array(c, nk);
-    for (int i = 0; i < nk; i++) {
-        int p = pos[i] + 2;
-        if (with_flags) reply_array(c, 2);
-        reply_bulk(c, c->argv[p], c->argl[p]);
-        if (with_flags) reply_key_flags(c, cmd);
-    }
-    zfree(pos);
+    key_refs_free(&r);
 }
 
 static void command_getkeys(cmd_ctx *c) { getkeys(c, 0); }

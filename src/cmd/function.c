@@ -690,15 +690,28 @@ static command function_subs[] = {
     FSUB("help", function_help, 2, CMD_LOADING | CMD_STALE, "Show helpful text about the different subcommands"),
 };
 
-#define FCALL_ROW(nm, fn, extra, sum)                                                                                  \
-    {.name = nm, .proc = fn, .arity = -3, .flags = CMD_NOSCRIPT | CMD_STALE | CMD_HOME | (extra), .keys = fcall_keys, \
-     .route = fcall_route, .hops = script_hops, .group = "scripting", .since = "7.0.0", .acl = "slow scripting", .summary = sum}
+#define FCALL_ROW(nm, fn, extra, sum, ...)                                                                             \
+    {                                                                                                                  \
+        .name = nm, .proc = fn, .arity = -3,                                                                           \
+        .flags = CMD_NOSCRIPT | CMD_STALE | CMD_SKIP_MONITOR | CMD_NO_MANDATORY_KEYS | CMD_HOME | (extra),             \
+        .keys = fcall_keys, .route = fcall_route, .hops = script_hops, .group = "scripting", .since = "7.0.0",         \
+        .acl = "slow scripting", .summary = sum, __VA_ARGS__                                                           \
+    }
 
 static const command rows[] = {
-    FCALL_ROW("fcall", fcall_cmd, CMD_MAY_REPLICATE, "Invoke a function"),
-    FCALL_ROW("fcall_ro", fcall_ro_cmd, CMD_READONLY, "Invoke a read-only function"),
-    {.name = "function", .arity = -2, .group = "scripting", .since = "7.0.0", .acl = "slow",
-     .summary = "A container for function commands", .subs = function_subs,
+    FCALL_ROW("fcall", fcall_cmd, CMD_MAY_REPLICATE, "Invoke a function",
+              KEY_SPECS({KS_RW | KS_ACCESS | KS_UPDATE, KS_INDEX(2), KS_KEYNUM(0, 1, 1),
+                         .notes = "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"})),
+    FCALL_ROW("fcall_ro", fcall_ro_cmd, CMD_READONLY, "Invoke a read-only function",
+              KEY_SPECS({KS_RO | KS_ACCESS, KS_INDEX(2), KS_KEYNUM(0, 1, 1),
+                         .notes = "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"})),
+    {.name = "function",
+     .arity = -2,
+     .group = "scripting",
+     .since = "7.0.0",
+     .acl = "slow",
+     .summary = "A container for function commands",
+     .subs = function_subs,
      .nsubs = (int)(sizeof function_subs / sizeof function_subs[0])},
 };
 

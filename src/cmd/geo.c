@@ -517,30 +517,37 @@ static int georadius_keys(int argc, const char **argv, const size_t *argl, int *
     return radius_keys_from(5, argc, argv, argl, pos, max);
 }
 
-#define GEO_ROW(nm, fn, ar, fl, f, l, sm, ver, ac)                                                                     \
-    {.name = nm, .proc = fn, .arity = ar, .flags = fl, .first = f, .last = l, .step = 1, .group = "geo",              \
-     .since = ver, .acl = ac, .summary = sm}
+#define GEO_ROW(nm, fn, ar, fl, f, l, sm, ver, ac, ...)                                                                \
+    {                                                                                                                  \
+        .name = nm, .proc = fn, .arity = ar, .flags = fl, .first = f, .last = l, .step = 1, .group = "geo",            \
+        .since = ver, .acl = ac, .summary = sm, __VA_ARGS__                                                            \
+    }
 #define RO (CMD_READONLY)
 #define RW (CMD_WRITE | CMD_DENYOOM)
 
 static const command rows[] = {
     GEO_ROW("geoadd", geoadd_cmd, -5, RW, 1, 1,
             "Add one or more geospatial items in the geospatial index represented using a sorted set", "3.2.0",
-            "write geo slow"),
+            "write geo slow", .kflags = KS_RW | KS_UPDATE),
     GEO_ROW("geodist", geodist_cmd, -4, RO, 1, 1, "Returns the distance between two members of a geospatial index",
-            "3.2.0", "read geo slow"),
-    GEO_ROW("geohash", geohash_cmd, -2, RO, 1, 1,
-            "Returns members of a geospatial index as standard geohash strings", "3.2.0", "read geo slow"),
-    GEO_ROW("geopos", geopos_cmd, -2, RO, 1, 1,
-            "Returns longitude and latitude of members of a geospatial index", "3.2.0", "read geo slow"),
+            "3.2.0", "read geo slow", .kflags = KS_RO | KS_ACCESS),
+    GEO_ROW("geohash", geohash_cmd, -2, RO, 1, 1, "Returns members of a geospatial index as standard geohash strings",
+            "3.2.0", "read geo slow", .kflags = KS_RO | KS_ACCESS),
+    GEO_ROW("geopos", geopos_cmd, -2, RO, 1, 1, "Returns longitude and latitude of members of a geospatial index",
+            "3.2.0", "read geo slow", .kflags = KS_RO | KS_ACCESS),
     GEO_ROW("geosearch", geosearch_cmd, -7, RO, 1, 1,
             "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.",
-            "6.2.0", "read geo slow"),
+            "6.2.0", "read geo slow", .kflags = KS_RO | KS_ACCESS),
     GEO_ROW("geosearchstore", geosearchstore_cmd, -8, RW, 1, 2,
             "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a "
             "circle, and store the result in another key.",
-            "6.2.0", "write geo slow"),
+            "6.2.0", "write geo slow",
+            KEY_SPECS({KS_OW | KS_UPDATE, KS_INDEX(1), KS_RANGE(0, 1, 0)},
+                      {KS_RO | KS_ACCESS, KS_INDEX(2), KS_RANGE(0, 1, 0)})),
     {.name = "georadius",
+     KEY_SPECS({KS_RO | KS_ACCESS, KS_INDEX(1), KS_RANGE(0, 1, 0)},
+               {KS_OW | KS_UPDATE, KS_KEYWORD("STORE", 6), KS_RANGE(0, 1, 0)},
+               {KS_OW | KS_UPDATE, KS_KEYWORD("STOREDIST", 6), KS_RANGE(0, 1, 0)}),
      .proc = georadius_cmd,
      .arity = -6,
      .flags = RW | CMD_MOVABLEKEYS,
@@ -553,9 +560,12 @@ static const command rows[] = {
      .acl = "write geo slow",
      .summary = "Query a sorted set representing a geospatial index to fetch members matching a given maximum "
                 "distance from a point"},
-    GEO_ROW("georadius_ro", georadius_ro_cmd, -6, RO, 1, 1,
-            "A read-only variant for GEORADIUS", "3.2.10", "read geo slow"),
+    GEO_ROW("georadius_ro", georadius_ro_cmd, -6, RO, 1, 1, "A read-only variant for GEORADIUS", "3.2.10",
+            "read geo slow", .kflags = KS_RO | KS_ACCESS),
     {.name = "georadiusbymember",
+     KEY_SPECS({KS_RO | KS_ACCESS, KS_INDEX(1), KS_RANGE(0, 1, 0)},
+               {KS_OW | KS_UPDATE, KS_KEYWORD("STORE", 5), KS_RANGE(0, 1, 0)},
+               {KS_OW | KS_UPDATE, KS_KEYWORD("STOREDIST", 5), KS_RANGE(0, 1, 0)}),
      .proc = georadiusbymember_cmd,
      .arity = -5,
      .flags = RW | CMD_MOVABLEKEYS,
@@ -568,8 +578,8 @@ static const command rows[] = {
      .acl = "write geo slow",
      .summary = "Query a sorted set representing a geospatial index to fetch members matching a given maximum "
                 "distance from a member"},
-    GEO_ROW("georadiusbymember_ro", georadiusbymember_ro_cmd, -5, RO, 1, 1,
-            "A read-only variant for GEORADIUSBYMEMBER", "3.2.10", "read geo slow"),
+    GEO_ROW("georadiusbymember_ro", georadiusbymember_ro_cmd, -5, RO, 1, 1, "A read-only variant for GEORADIUSBYMEMBER",
+            "3.2.10", "read geo slow", .kflags = KS_RO | KS_ACCESS),
 };
 
 void geo_register(void) { cmd_register(rows, (int)(sizeof rows / sizeof rows[0])); }

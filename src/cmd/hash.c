@@ -644,36 +644,44 @@ static void hscan_cmd(cmd_ctx *c) {
 #define RW (CMD_WRITE | CMD_DENYOOM)
 #define RO (CMD_READONLY)
 /* A row for a command whose only key is argv[1]. */
-#define ROW(n, p, ar, fl, sn, ac, su)                                                                                  \
+#define ROW(n, p, ar, fl, sn, ac, su, ...)                                                                             \
     {                                                                                                                  \
         .name = n, .proc = p, .arity = ar, .flags = fl, .first = 1, .last = 1, .step = 1, .group = "hash",             \
-        .since = sn, .acl = ac, .summary = su                                                                          \
+        .since = sn, .acl = ac, .summary = su, __VA_ARGS__                                                             \
     }
 static const command rows[] = {
-    ROW("hset", hset_cmd, -4, RW | CMD_FAST, "2.0.0", "write hash fast", "Set the string value of a hash field"),
+    ROW("hset", hset_cmd, -4, RW | CMD_FAST, "2.0.0", "write hash fast", "Set the string value of a hash field",
+        .kflags = KS_RW | KS_UPDATE),
     ROW("hsetnx", hsetnx_cmd, 4, RW | CMD_FAST, "2.0.0", "write hash fast",
-        "Set the value of a hash field, only if the field does not exist"),
+        "Set the value of a hash field, only if the field does not exist", .kflags = KS_RW | KS_INSERT),
     ROW("hmset", hmset_cmd, -4, RW | CMD_FAST, "2.0.0", "write hash fast",
-        "Set multiple hash fields to multiple values"),
-    ROW("hget", hget_cmd, 3, RO | CMD_FAST, "2.0.0", "read hash fast", "Get the value of a hash field"),
-    ROW("hmget", hmget_cmd, -3, RO | CMD_FAST, "2.0.0", "read hash fast",
-        "Get the values of all the given hash fields"),
-    ROW("hdel", hdel_cmd, -3, CMD_WRITE | CMD_FAST, "2.0.0", "write hash fast", "Delete one or more hash fields"),
-    ROW("hlen", hlen_cmd, 2, RO | CMD_FAST, "2.0.0", "read hash fast", "Get the number of fields in a hash"),
+        "Set multiple hash fields to multiple values", .kflags = KS_RW | KS_UPDATE),
+    ROW("hget", hget_cmd, 3, RO | CMD_FAST, "2.0.0", "read hash fast", "Get the value of a hash field",
+        .kflags = KS_RO | KS_ACCESS),
+    ROW("hmget", hmget_cmd, -3, RO | CMD_FAST, "2.0.0", "read hash fast", "Get the values of all the given hash fields",
+        .kflags = KS_RO | KS_ACCESS),
+    ROW("hdel", hdel_cmd, -3, CMD_WRITE | CMD_FAST, "2.0.0", "write hash fast", "Delete one or more hash fields",
+        .kflags = KS_RW | KS_DELETE),
+    ROW("hlen", hlen_cmd, 2, RO | CMD_FAST, "2.0.0", "read hash fast", "Get the number of fields in a hash",
+        .kflags = KS_RO),
     ROW("hstrlen", hstrlen_cmd, 3, RO | CMD_FAST, "3.2.0", "read hash fast",
-        "Get the length of the value of a hash field"),
-    ROW("hexists", hexists_cmd, 3, RO | CMD_FAST, "2.0.0", "read hash fast", "Determine if a hash field exists"),
-    ROW("hkeys", hkeys_cmd, 2, RO, "2.0.0", "read hash slow", "Get all the fields in a hash"),
-    ROW("hvals", hvals_cmd, 2, RO, "2.0.0", "read hash slow", "Get all the values in a hash"),
-    ROW("hgetall", hgetall_cmd, 2, RO, "2.0.0", "read hash slow", "Get all the fields and values in a hash"),
+        "Get the length of the value of a hash field", .kflags = KS_RO),
+    ROW("hexists", hexists_cmd, 3, RO | CMD_FAST, "2.0.0", "read hash fast", "Determine if a hash field exists",
+        .kflags = KS_RO),
+    ROW("hkeys", hkeys_cmd, 2, RO, "2.0.0", "read hash slow", "Get all the fields in a hash",
+        .kflags = KS_RO | KS_ACCESS),
+    ROW("hvals", hvals_cmd, 2, RO, "2.0.0", "read hash slow", "Get all the values in a hash",
+        .kflags = KS_RO | KS_ACCESS),
+    ROW("hgetall", hgetall_cmd, 2, RO, "2.0.0", "read hash slow", "Get all the fields and values in a hash",
+        .kflags = KS_RO | KS_ACCESS),
     ROW("hincrby", hincrby_cmd, 4, RW | CMD_FAST, "2.0.0", "write hash fast",
-        "Increment the integer value of a hash field by the given number"),
+        "Increment the integer value of a hash field by the given number", .kflags = KS_RW | KS_ACCESS | KS_UPDATE),
     ROW("hincrbyfloat", hincrbyfloat_cmd, 4, RW | CMD_FAST, "2.6.0", "write hash fast",
-        "Increment the float value of a hash field by the given amount"),
+        "Increment the float value of a hash field by the given amount", .kflags = KS_RW | KS_ACCESS | KS_UPDATE),
     ROW("hrandfield", hrandfield_cmd, -2, RO, "6.2.0", "read hash slow",
-        "Get one or multiple random fields from a hash"),
+        "Get one or multiple random fields from a hash", .kflags = KS_RO | KS_ACCESS),
     ROW("hscan", hscan_cmd, -3, RO, "2.8.0", "read hash slow",
-        "Incrementally iterate hash fields and associated values"),
+        "Incrementally iterate hash fields and associated values", .kflags = KS_RO | KS_ACCESS),
 };
 
 void hash_register(void) {

@@ -459,6 +459,7 @@ static void pfselftest_cmd(cmd_ctx *c) {
 
 static const command rows[] = {
     {.name = "pfadd",
+     .kflags = KS_RW | KS_INSERT,
      .proc = pfadd_cmd,
      .arity = -2,
      .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
@@ -470,6 +471,8 @@ static const command rows[] = {
      .acl = "write hyperloglog fast",
      .summary = "Adds the specified elements to the specified HyperLogLog."},
     {.name = "pfcount",
+     KEY_SPECS({KS_RW | KS_ACCESS, KS_INDEX(1), KS_RANGE(-1, 1, 0),
+                .notes = "RW because it may change the internal representation of the key, and propagate to replicas"}),
      .proc = pfcount_cmd,
      .arity = -2,
      .flags = CMD_READONLY | CMD_MAY_REPLICATE,
@@ -482,6 +485,8 @@ static const command rows[] = {
      .acl = "read hyperloglog slow",
      .summary = "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s)."},
     {.name = "pfmerge",
+     KEY_SPECS({KS_RW | KS_ACCESS | KS_INSERT, KS_INDEX(1), KS_RANGE(0, 1, 0)},
+               {KS_RO | KS_ACCESS, KS_INDEX(2), KS_RANGE(-1, 1, 0)}),
      .proc = pfmerge_cmd,
      .arity = -2,
      .flags = CMD_WRITE | CMD_DENYOOM,
@@ -494,6 +499,7 @@ static const command rows[] = {
      .acl = "write hyperloglog slow",
      .summary = "Merge N different HyperLogLogs into a single one."},
     {.name = "pfdebug",
+     .kflags = KS_RW | KS_ACCESS,
      .proc = pfdebug_cmd,
      .arity = 3,
      .flags = CMD_WRITE | CMD_DENYOOM | CMD_ADMIN,

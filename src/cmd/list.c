@@ -551,44 +551,56 @@ static void ltrim_cmd(cmd_ctx *c) {
 #define RW (CMD_WRITE | CMD_DENYOOM)
 #define RO (CMD_READONLY)
 /* A row for a command whose only key is argv[1]. */
-#define ROW(n, p, ar, fl, sn, ac, su)                                                                                  \
+#define ROW(n, p, ar, fl, sn, ac, su, ...)                                                                             \
     {                                                                                                                  \
         .name = n, .proc = p, .arity = ar, .flags = fl, .first = 1, .last = 1, .step = 1, .group = "list",             \
-        .since = sn, .acl = ac, .summary = su                                                                          \
+        .since = sn, .acl = ac, .summary = su, __VA_ARGS__                                                             \
     }
 /* A row for a command with keys argv[1] and argv[2]. */
-#define ROW2(n, p, ar, fl, sn, ac, su)                                                                                 \
+#define ROW2(n, p, ar, fl, sn, ac, su, ...)                                                                            \
     {                                                                                                                  \
         .name = n, .proc = p, .arity = ar, .flags = fl, .first = 1, .last = 2, .step = 1, .hops = cross_gather,        \
-        .group = "list", .since = sn, .acl = ac, .summary = su                                                         \
+        .group = "list", .since = sn, .acl = ac, .summary = su, __VA_ARGS__                                            \
     }
 
 static const command rows[] = {
-    ROW("lpush", lpush_cmd, -3, RW | CMD_FAST, "1.0.0", "write list fast",
-        "Prepend one or multiple elements to a list"),
-    ROW("rpush", rpush_cmd, -3, RW | CMD_FAST, "1.0.0", "write list fast", "Append one or multiple elements to a list"),
+    ROW("lpush", lpush_cmd, -3, RW | CMD_FAST, "1.0.0", "write list fast", "Prepend one or multiple elements to a list",
+        .kflags = KS_RW | KS_INSERT),
+    ROW("rpush", rpush_cmd, -3, RW | CMD_FAST, "1.0.0", "write list fast", "Append one or multiple elements to a list",
+        .kflags = KS_RW | KS_INSERT),
     ROW("lpushx", lpushx_cmd, -3, RW | CMD_FAST, "2.2.0", "write list fast",
-        "Prepend an element to a list, only if the list exists"),
+        "Prepend an element to a list, only if the list exists", .kflags = KS_RW | KS_INSERT),
     ROW("rpushx", rpushx_cmd, -3, RW | CMD_FAST, "2.2.0", "write list fast",
-        "Append an element to a list, only if the list exists"),
+        "Append an element to a list, only if the list exists", .kflags = KS_RW | KS_INSERT),
     ROW("lpop", lpop_cmd, -2, CMD_WRITE | CMD_FAST, "1.0.0", "write list fast",
-        "Remove and get the first elements in a list"),
+        "Remove and get the first elements in a list", .kflags = KS_RW | KS_ACCESS | KS_DELETE),
     ROW("rpop", rpop_cmd, -2, CMD_WRITE | CMD_FAST, "1.0.0", "write list fast",
-        "Remove and get the last elements in a list"),
-    ROW("llen", llen_cmd, 2, RO | CMD_FAST, "1.0.0", "read list fast", "Get the length of a list"),
-    ROW("lindex", lindex_cmd, 3, RO, "1.0.0", "read list slow", "Get an element from a list by its index"),
-    ROW("lrange", lrange_cmd, 4, RO, "1.0.0", "read list slow", "Get a range of elements from a list"),
-    ROW("lpos", lpos_cmd, -3, RO, "6.0.6", "read list slow", "Return the index of matching elements on a list"),
-    ROW("lset", lset_cmd, 4, RW, "1.0.0", "write list slow", "Set the value of an element in a list by its index"),
+        "Remove and get the last elements in a list", .kflags = KS_RW | KS_ACCESS | KS_DELETE),
+    ROW("llen", llen_cmd, 2, RO | CMD_FAST, "1.0.0", "read list fast", "Get the length of a list", .kflags = KS_RO),
+    ROW("lindex", lindex_cmd, 3, RO, "1.0.0", "read list slow", "Get an element from a list by its index",
+        .kflags = KS_RO | KS_ACCESS),
+    ROW("lrange", lrange_cmd, 4, RO, "1.0.0", "read list slow", "Get a range of elements from a list",
+        .kflags = KS_RO | KS_ACCESS),
+    ROW("lpos", lpos_cmd, -3, RO, "6.0.6", "read list slow", "Return the index of matching elements on a list",
+        .kflags = KS_RO | KS_ACCESS),
+    ROW("lset", lset_cmd, 4, RW, "1.0.0", "write list slow", "Set the value of an element in a list by its index",
+        .kflags = KS_RW | KS_UPDATE),
     ROW("linsert", linsert_cmd, 5, RW, "2.2.0", "write list slow",
-        "Insert an element before or after another element in a list"),
-    ROW("lrem", lrem_cmd, 4, CMD_WRITE, "1.0.0", "write list slow", "Remove elements from a list"),
-    ROW("ltrim", ltrim_cmd, 4, CMD_WRITE, "1.0.0", "write list slow", "Trim a list to the specified range"),
+        "Insert an element before or after another element in a list", .kflags = KS_RW | KS_INSERT),
+    ROW("lrem", lrem_cmd, 4, CMD_WRITE, "1.0.0", "write list slow", "Remove elements from a list",
+        .kflags = KS_RW | KS_DELETE),
+    ROW("ltrim", ltrim_cmd, 4, CMD_WRITE, "1.0.0", "write list slow", "Trim a list to the specified range",
+        .kflags = KS_RW | KS_DELETE),
     ROW2("lmove", lmove_cmd, 5, RW, "6.2.0", "write list slow",
-         "Pop an element from a list, push it to another list and return it"),
+         "Pop an element from a list, push it to another list and return it",
+         KEY_SPECS({KS_RW | KS_ACCESS | KS_DELETE, KS_INDEX(1), KS_RANGE(0, 1, 0)},
+                   {KS_RW | KS_INSERT, KS_INDEX(2), KS_RANGE(0, 1, 0)})),
     ROW2("rpoplpush", rpoplpush_cmd, 3, RW, "1.2.0", "write list slow",
-         "Remove the last element in a list, prepend it to another list and return it"),
+         "Remove the last element in a list, prepend it to another list and return it",
+         KEY_SPECS({KS_RW | KS_ACCESS | KS_DELETE, KS_INDEX(1), KS_RANGE(0, 1, 0)},
+                   {KS_RW | KS_INSERT, KS_INDEX(2), KS_RANGE(0, 1, 0)})),
     {.name = "lmpop",
+     KEY_SPECS({KS_RW | KS_ACCESS | KS_DELETE, KS_INDEX(1), KS_KEYNUM(0, 1, 1)}),
      .hops = cross_gather,
      .proc = lmpop_cmd,
      .arity = -4,

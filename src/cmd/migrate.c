@@ -105,6 +105,14 @@ static int migrate_keys(int argc, const char **argv, const size_t *argl, int *po
     return n;
 }
 
+/* The same keys, each with the flags Redis's MIGRATE key finder gives. */
+static int migrate_keyflags(int argc, const char **argv, const size_t *argl, int *pos, uint16_t *flags, int max) {
+    int n = migrate_keys(argc, argv, argl, pos, max);
+    for (int i = 0; i < n; i++)
+        flags[i] = KS_RW | KS_ACCESS | KS_DELETE;
+    return n;
+}
+
 /* The moved keys leave: deleted, notified, logged as one DEL (as Redis
  * propagates MIGRATE). Returns how many went. */
 static int delete_done(cmd_ctx *c, const mig_key *k, int n) {
@@ -302,11 +310,6 @@ static int migrate_hops(struct session *s, const command *cmd, int argc, const c
     return 1;
 }
 
-static const cmd_key_spec specs[] = {
-    {.flags = "RW access delete", .index = 3, .lastkey = 0, .keystep = 1},
-    {.flags = "RW access delete incomplete", .keyword = "KEYS", .startfrom = -2, .lastkey = -1, .keystep = 1},
-};
-
 static const command rows[] = {
     {.name = "migrate",
      .proc = migrate_cmd,
@@ -316,9 +319,10 @@ static const command rows[] = {
      .last = 3,
      .step = 1,
      .keys = migrate_keys,
+     .keyflags = migrate_keyflags,
      .hops = migrate_hops,
-     .specs = specs,
-     .nspecs = 2,
+     KEY_SPECS({KS_RW | KS_ACCESS | KS_DELETE, KS_INDEX(3), KS_RANGE(0, 1, 0)},
+               {KS_RW | KS_ACCESS | KS_DELETE | KS_INCOMPLETE, KS_KEYWORD("KEYS", -2), KS_RANGE(-1, 1, 0)}),
      .tips = "nondeterministic_output",
      .group = "generic",
      .since = "2.6.0",

@@ -403,6 +403,7 @@ static const command rows[] = {
 
 static const command watch_rows[] = {
     {.name = "watch",
+     .kflags = KS_RO,
      .proc = watch_cmd,
      .arity = -2,
      .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOWBUSY | CMD_SESSION,

@@ -472,9 +472,13 @@ static void script_help(cmd_ctx *c) {
     reply_help_lines(c, lines, (int)(sizeof lines / sizeof lines[0]));
 }
 
-#define EVAL_ROW(nm, fn, rt, extra, sum)                                                                             \
-    {.name = nm, .proc = fn, .arity = -3, .flags = CMD_NOSCRIPT | CMD_STALE | CMD_HOME | (extra), .keys = eval_keys, \
-     .route = rt, .hops = script_hops, .group = "scripting", .since = "2.6.0", .acl = "slow scripting", .summary = sum}
+#define EVAL_ROW(nm, fn, rt, extra, sum, ...)                                                                          \
+    {                                                                                                                  \
+        .name = nm, .proc = fn, .arity = -3,                                                                           \
+        .flags = CMD_NOSCRIPT | CMD_STALE | CMD_SKIP_MONITOR | CMD_NO_MANDATORY_KEYS | CMD_HOME | (extra),             \
+        .keys = eval_keys, .route = rt, .hops = script_hops, .group = "scripting", .since = "2.6.0",                   \
+        .acl = "slow scripting", .summary = sum, __VA_ARGS__                                                           \
+    }
 
 static command script_subs[] = {
     {.name = "script|load", .proc = script_load, .arity = 3, .flags = CMD_NOSCRIPT | CMD_STALE, .group = "scripting",
@@ -491,12 +495,23 @@ static command script_subs[] = {
 };
 
 static const command rows[] = {
-    EVAL_ROW("eval", eval_cmd, eval_route, CMD_MAY_REPLICATE, "Execute a Lua script server side"),
-    EVAL_ROW("evalsha", evalsha_cmd, evalsha_route, CMD_MAY_REPLICATE, "Execute a Lua script server side"),
-    EVAL_ROW("eval_ro", eval_ro_cmd, eval_route, CMD_READONLY, "Execute a read-only Lua script server side"),
-    EVAL_ROW("evalsha_ro", evalsha_ro_cmd, evalsha_route, CMD_READONLY, "Execute a read-only Lua script server side"),
-    {.name = "script", .arity = -2, .group = "scripting", .since = "2.6.0", .acl = "slow scripting",
-     .summary = "A container for Lua scripts management commands", .subs = script_subs,
+    EVAL_ROW("eval", eval_cmd, eval_route, CMD_MAY_REPLICATE, "Execute a Lua script server side",
+             KEY_SPECS({KS_RW | KS_ACCESS | KS_UPDATE, KS_INDEX(2), KS_KEYNUM(0, 1, 1),
+                        .notes = "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"})),
+    EVAL_ROW("evalsha", evalsha_cmd, evalsha_route, CMD_MAY_REPLICATE, "Execute a Lua script server side",
+             KEY_SPECS({KS_RW | KS_ACCESS | KS_UPDATE, KS_INDEX(2), KS_KEYNUM(0, 1, 1)})),
+    EVAL_ROW("eval_ro", eval_ro_cmd, eval_route, CMD_READONLY, "Execute a read-only Lua script server side",
+             KEY_SPECS({KS_RO | KS_ACCESS, KS_INDEX(2), KS_KEYNUM(0, 1, 1),
+                        .notes = "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"})),
+    EVAL_ROW("evalsha_ro", evalsha_ro_cmd, evalsha_route, CMD_READONLY, "Execute a read-only Lua script server side",
+             KEY_SPECS({KS_RO | KS_ACCESS, KS_INDEX(2), KS_KEYNUM(0, 1, 1)})),
+    {.name = "script",
+     .arity = -2,
+     .group = "scripting",
+     .since = "2.6.0",
+     .acl = "slow scripting",
+     .summary = "A container for Lua scripts management commands",
+     .subs = script_subs,
      .nsubs = (int)(sizeof script_subs / sizeof script_subs[0])},
 };
 

@@ -104,6 +104,35 @@ static int sort_ro_keys(int argc, const char **argv, const size_t *argl, int *po
     return keys_generic(argc, argv, argl, pos, max, 1);
 }
 
+/* For GETKEYSANDFLAGS and ACL checks: the sorted key (read) and the last
+ * STORE destination (overwritten), found by skipping LIMIT's, GET's and
+ * BY's arguments as Redis's sortGetKeys does, without parsing the rest. */
+static int sort_keyflags(int argc, const char **argv, const size_t *argl, int *pos, uint16_t *flags, int max) {
+    if (argc < 2 || max < 2) return 0;
+    pos[0] = 1;
+    flags[0] = KS_RO | KS_ACCESS;
+    int n = 1;
+    for (int i = 2; i < argc; i++) {
+        if (str_eq_ci(argv[i], argl[i], "limit")) {
+            i += 2;
+        } else if (str_eq_ci(argv[i], argl[i], "get") || str_eq_ci(argv[i], argl[i], "by")) {
+            i += 1;
+        } else if (str_eq_ci(argv[i], argl[i], "store") && i + 1 < argc) {
+            pos[1] = i + 1;
+            flags[1] = KS_OW | KS_UPDATE;
+            n = 2;
+        }
+    }
+    return n;
+}
+
+static int sort_ro_keyflags(int argc, const char **argv, const size_t *argl, int *pos, uint16_t *flags, int max) {
+    if (argc < 2 || max < 1) return 0;
+    pos[0] = 1;
+    flags[0] = KS_RO | KS_ACCESS;
+    return 1;
+}
+
 /* Every shard when a pattern names other keys, else the key positions. */
 static int route_generic(int argc, const char **argv, const size_t *argl, int readonly) {
     sort_opts o = {.lcount = -1};
@@ -468,11 +497,24 @@ static void sort_ro_cmd(cmd_ctx *c) { sort_generic(c, 1); }
 
 static const command rows[] = {
     {.name = "sort", .hops = cross_gather, .proc = sort_cmd, .arity = -2, .flags = CMD_WRITE | CMD_DENYOOM | CMD_MOVABLEKEYS, .first = 1,
-     .last = 1, .step = 1, .keys = sort_keys, .route = sort_route, .group = "generic", .since = "1.0.0",
+     .last = 1, .step = 1, .keys = sort_keys, .keyflags = sort_keyflags,
+     KEY_SPECS({KS_RO | KS_ACCESS, KS_INDEX(1), KS_RANGE(0, 1, 0)},
+               {KS_RO | KS_ACCESS, KS_UNKNOWN,
+                .notes = "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from "
+                         "the content of the key we sort"},
+               {KS_OW | KS_UPDATE, KS_UNKNOWN,
+                .notes = "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear "
+                         "anywhere in the argument array"}),
+     .route = sort_route, .group = "generic", .since = "1.0.0",
      .acl = "write set sortedset list slow dangerous",
      .summary = "Sort the elements in a list, set or sorted set, optionally storing the result"},
     {.name = "sort_ro", .hops = cross_gather, .proc = sort_ro_cmd, .arity = -2, .flags = CMD_READONLY | CMD_MOVABLEKEYS, .first = 1,
-     .last = 1, .step = 1, .keys = sort_ro_keys, .route = sort_ro_route, .group = "generic", .since = "7.0.0",
+     .last = 1, .step = 1, .keys = sort_ro_keys, .keyflags = sort_ro_keyflags,
+     KEY_SPECS({KS_RO | KS_ACCESS, KS_INDEX(1), KS_RANGE(0, 1, 0)},
+               {KS_RO | KS_ACCESS, KS_UNKNOWN,
+                .notes = "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from "
+                         "the content of the key we sort"}),
+     .route = sort_ro_route, .group = "generic", .since = "7.0.0",
      .acl = "read set sortedset list slow dangerous", .summary = "Sort the elements in a list, set or sorted set. Read-only variant of SORT."},
 };
 

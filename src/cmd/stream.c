@@ -522,28 +522,33 @@ static void xsetid_cmd(cmd_ctx *c) {
 
 /* ---- command table ---- */
 
-#define ROW(n, p, ar, fl, sn, ac, su)                                                                                  \
+#define ROW(n, p, ar, fl, sn, ac, su, ...)                                                                             \
     {                                                                                                                  \
         .name = n, .proc = p, .arity = ar, .flags = fl, .first = 1, .last = 1, .step = 1, .group = "stream",           \
-        .since = sn, .acl = ac, .summary = su                                                                          \
+        .since = sn, .acl = ac, .summary = su, __VA_ARGS__                                                             \
     }
 static const command rows[] = {
     ROW("xadd", xadd_cmd, -5, CMD_WRITE | CMD_DENYOOM | CMD_FAST, "5.0.0", "write stream fast",
-        "Appends a new entry to a stream"),
+        "Appends a new entry to a stream",
+        KEY_SPECS({KS_RW | KS_UPDATE, KS_INDEX(1), KS_RANGE(0, 1, 0),
+                   .notes = "UPDATE instead of INSERT because of the optional trimming feature"})),
     ROW("xrange", xrange_cmd, -4, CMD_READONLY, "5.0.0", "read stream slow",
-        "Return a range of elements in a stream, with IDs matching the specified IDs interval"),
+        "Return a range of elements in a stream, with IDs matching the specified IDs interval",
+        .kflags = KS_RO | KS_ACCESS),
     ROW("xrevrange", xrevrange_cmd, -4, CMD_READONLY, "5.0.0", "read stream slow",
         "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order "
-        "(from greater to smaller IDs) compared to XRANGE"),
+        "(from greater to smaller IDs) compared to XRANGE",
+        .kflags = KS_RO | KS_ACCESS),
     ROW("xlen", xlen_cmd, 2, CMD_READONLY | CMD_FAST, "5.0.0", "read stream fast",
-        "Return the number of entries in a stream"),
+        "Return the number of entries in a stream", .kflags = KS_RO),
     ROW("xdel", xdel_cmd, -3, CMD_WRITE | CMD_FAST, "5.0.0", "write stream fast",
         "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be "
-        "different from the number of IDs passed in case certain IDs do not exist."),
+        "different from the number of IDs passed in case certain IDs do not exist.",
+        .kflags = KS_RW | KS_DELETE),
     ROW("xtrim", xtrim_cmd, -4, CMD_WRITE, "5.0.0", "write stream slow",
-        "Trims the stream to (approximately if '~' is passed) a certain size"),
+        "Trims the stream to (approximately if '~' is passed) a certain size", .kflags = KS_RW | KS_DELETE),
     ROW("xsetid", xsetid_cmd, -3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, "5.0.0", "write stream fast",
-        "An internal command for replicating stream values"),
+        "An internal command for replicating stream values", .kflags = KS_RW | KS_UPDATE),
 };
 
 void stream_register(void) {

@@ -731,28 +731,35 @@ static void xinfo_help(cmd_ctx *c) {
 #define KEY1 .first = 1, .last = 1, .step = 1
 static command xgroup_subs[] = {
     {.name = "xgroup|create", .proc = xgroup_create, .arity = -5, .flags = CMD_WRITE | CMD_DENYOOM, KEY2,
+     .kflags = KS_RW | KS_INSERT,
      .group = "stream", .since = "5.0.0", .acl = "write stream slow", .summary = "Create a consumer group."},
     {.name = "xgroup|createconsumer", .proc = xgroup_createconsumer, .arity = 5, .flags = CMD_WRITE | CMD_DENYOOM,
-     KEY2, .group = "stream", .since = "6.2.0", .acl = "write stream slow",
+     KEY2, .kflags = KS_RW | KS_INSERT, .group = "stream", .since = "6.2.0", .acl = "write stream slow",
      .summary = "Create a consumer in a consumer group."},
     {.name = "xgroup|delconsumer", .proc = xgroup_delconsumer, .arity = 5, .flags = CMD_WRITE, KEY2,
+     .kflags = KS_RW | KS_DELETE,
      .group = "stream", .since = "5.0.0", .acl = "write stream slow",
      .summary = "Delete a consumer from a consumer group."},
-    {.name = "xgroup|destroy", .proc = xgroup_destroy, .arity = 4, .flags = CMD_WRITE, KEY2, .group = "stream",
+    {.name = "xgroup|destroy", .proc = xgroup_destroy, .arity = 4, .flags = CMD_WRITE, KEY2,
+     .kflags = KS_RW | KS_DELETE, .group = "stream",
      .since = "5.0.0", .acl = "write stream slow", .summary = "Destroy a consumer group."},
     {.name = "xgroup|help", .proc = xgroup_help, .arity = 2, .flags = CMD_LOADING | CMD_STALE, .group = "stream",
      .since = "5.0.0", .acl = "stream slow", .summary = "Show helpful text about the different subcommands"},
-    {.name = "xgroup|setid", .proc = xgroup_setid, .arity = -5, .flags = CMD_WRITE, KEY2, .group = "stream",
+    {.name = "xgroup|setid", .proc = xgroup_setid, .arity = -5, .flags = CMD_WRITE, KEY2, .kflags = KS_RW | KS_UPDATE,
+     .group = "stream",
      .since = "5.0.0", .acl = "write stream slow", .summary = "Set a consumer group to an arbitrary last delivered ID value."},
 };
 static command xinfo_subs[] = {
     {.name = "xinfo|consumers", .proc = xinfo_consumers, .arity = 4, .flags = CMD_READONLY, KEY2,
+     .kflags = KS_RO | KS_ACCESS,
      .group = "stream", .since = "5.0.0", .acl = "read stream slow", .summary = "List the consumers in a consumer group"},
-    {.name = "xinfo|groups", .proc = xinfo_groups, .arity = 3, .flags = CMD_READONLY, KEY2, .group = "stream",
+    {.name = "xinfo|groups", .proc = xinfo_groups, .arity = 3, .flags = CMD_READONLY, KEY2,
+     .kflags = KS_RO | KS_ACCESS, .group = "stream",
      .since = "5.0.0", .acl = "read stream slow", .summary = "List the consumer groups of a stream"},
     {.name = "xinfo|help", .proc = xinfo_help, .arity = 2, .flags = CMD_LOADING | CMD_STALE, .group = "stream",
      .since = "5.0.0", .acl = "stream slow", .summary = "Show helpful text about the different subcommands"},
-    {.name = "xinfo|stream", .proc = xinfo_stream, .arity = -3, .flags = CMD_READONLY, KEY2, .group = "stream",
+    {.name = "xinfo|stream", .proc = xinfo_stream, .arity = -3, .flags = CMD_READONLY, KEY2,
+     .kflags = KS_RO | KS_ACCESS, .group = "stream",
      .since = "5.0.0", .acl = "read stream slow", .summary = "Get information about a stream"},
 };
 static const command rows[] = {
@@ -762,20 +769,24 @@ static const command rows[] = {
     {.name = "xinfo", .arity = -2, .group = "stream", .since = "5.0.0", .acl = "slow",
      .summary = "A container for stream introspection commands", .subs = xinfo_subs,
      .nsubs = (int)(sizeof xinfo_subs / sizeof xinfo_subs[0])},
-    {.name = "xack", .proc = xack_cmd, .arity = -4, .flags = CMD_WRITE | CMD_FAST, KEY1, .group = "stream",
+    {.name = "xack", .proc = xack_cmd, .arity = -4, .flags = CMD_WRITE | CMD_FAST, KEY1, .kflags = KS_RW | KS_UPDATE,
+     .group = "stream",
      .since = "5.0.0", .acl = "write stream fast",
      .summary = "Marks a pending message as correctly processed, effectively removing it from the pending entries "
                 "list of the consumer group. Return value of the command is the number of messages successfully "
                 "acknowledged, that is, the IDs we were actually able to resolve in the PEL."},
-    {.name = "xpending", .proc = xpending_cmd, .arity = -3, .flags = CMD_READONLY, KEY1, .group = "stream",
+    {.name = "xpending", .proc = xpending_cmd, .arity = -3, .flags = CMD_READONLY, KEY1, .kflags = KS_RO | KS_ACCESS,
+     .group = "stream",
      .since = "5.0.0", .acl = "read stream slow",
      .summary = "Return information and entries from a stream consumer group pending entries list, that are "
                 "messages fetched but never acknowledged."},
-    {.name = "xclaim", .proc = xclaim_cmd, .arity = -6, .flags = CMD_WRITE | CMD_FAST, KEY1, .group = "stream",
+    {.name = "xclaim", .proc = xclaim_cmd, .arity = -6, .flags = CMD_WRITE | CMD_FAST, KEY1,
+     .kflags = KS_RW | KS_UPDATE, .group = "stream",
      .since = "5.0.0", .acl = "write stream fast",
      .summary = "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered "
                 "to the specified consumer."},
     {.name = "xautoclaim", .proc = xautoclaim_cmd, .arity = -6, .flags = CMD_WRITE | CMD_FAST, KEY1,
+     .kflags = KS_RW | KS_DELETE,
      .group = "stream", .since = "6.2.0", .acl = "write stream fast",
      .summary = "Changes (or acquires) ownership of messages in a consumer group, as if the messages were "
                 "delivered to the specified consumer."},

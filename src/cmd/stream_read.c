@@ -255,11 +255,15 @@ static void xreadgroup_cmd(cmd_ctx *c) { xread_generic(c, 1); }
 
 static const command rows[] = {
     {.name = "xread", .proc = xread_cmd, .arity = -4, .flags = CMD_READONLY | CMD_BLOCKING | CMD_MOVABLEKEYS,
-     .keys = xread_keys, .group = "stream", .since = "5.0.0", .acl = "read stream slow blocking",
+     .keys = xread_keys,
+     KEY_SPECS({KS_RO | KS_ACCESS, KS_KEYWORD("STREAMS", 1), KS_RANGE(-1, 1, 2)}),
+     .group = "stream", .since = "5.0.0", .acl = "read stream slow blocking",
      .summary = "Return never seen elements in multiple streams, with IDs greater than the ones reported by the "
                 "caller for each stream. Can block."},
     {.name = "xreadgroup", .proc = xreadgroup_cmd, .arity = -7,
-     .flags = CMD_WRITE | CMD_BLOCKING | CMD_MOVABLEKEYS, .keys = xread_keys, .group = "stream", .since = "5.0.0",
+     .flags = CMD_WRITE | CMD_BLOCKING | CMD_MOVABLEKEYS, .keys = xread_keys,
+     KEY_SPECS({KS_RO | KS_ACCESS, KS_KEYWORD("STREAMS", 4), KS_RANGE(-1, 1, 2)}),
+     .group = "stream", .since = "5.0.0",
      .acl = "write stream slow blocking",
      .summary = "Return new entries from a stream using a consumer group, or access the history of the pending "
                 "entries for a given consumer. Can block."},

@@ -216,6 +216,17 @@ static void getex_cmd(cmd_ctx *c) {
 
 enum { SET_NX = 1, SET_XX = 2, SET_GET = 4, SET_KEEPTTL = 8 };
 
+/* SET's key is read too when a GET is among its options (Redis looks at
+ * every argument after the value, as its setGetKeys). */
+static int set_keyflags(int argc, const char **argv, const size_t *argl, int *pos, uint16_t *flags, int max) {
+    if (argc < 2 || max < 1) return 0;
+    pos[0] = 1;
+    flags[0] = KS_OW | KS_UPDATE;
+    for (int i = 3; i < argc; i++)
+        if (str_eq_ci(argv[i], argl[i], "get")) flags[0] = KS_RW | KS_ACCESS | KS_UPDATE;
+    return 1;
+}
+
 /* SET key value [NX|XX] [GET] [EX s|PX ms|EXAT ts|PXAT ms|KEEPTTL] */
 static void set_cmd(cmd_ctx *c) {
     int flags = 0, kind = -1, exp_at = 0;
@@ -722,45 +733,54 @@ static void lcs_cmd(cmd_ctx *c) {
 
 #define RW (CMD_WRITE | CMD_DENYOOM)
 /* A row for a command whose only key is argv[1]. */
-#define ROW1(n, p, ar, fl, sn, ac, su)                                                                                 \
+#define ROW1(n, p, ar, fl, sn, ac, su, ...)                                                                            \
     {                                                                                                                  \
         .name = n, .proc = p, .arity = ar, .flags = fl, .first = 1, .last = 1, .step = 1, .group = "string",           \
-        .since = sn, .acl = ac, .summary = su                                                                          \
+        .since = sn, .acl = ac, .summary = su, __VA_ARGS__                                                             \
     }
 static const command rows[] = {
-    ROW1("get", get_cmd, 2, CMD_READONLY | CMD_FAST, "1.0.0", "read string fast", "Get the value of a key"),
-    ROW1("set", set_cmd, -3, RW, "1.0.0", "write string slow", "Set the string value of a key"),
+    ROW1("get", get_cmd, 2, CMD_READONLY | CMD_FAST, "1.0.0", "read string fast", "Get the value of a key",
+         .kflags = KS_RO | KS_ACCESS),
+    ROW1("set", set_cmd, -3, RW, "1.0.0", "write string slow", "Set the string value of a key",
+         KEY_SPECS({KS_RW | KS_ACCESS | KS_UPDATE | KS_VARIABLE_FLAGS, KS_INDEX(1), KS_RANGE(0, 1, 0),
+                    .notes = "RW and ACCESS due to the optional `GET` argument"}),
+         .keyflags = set_keyflags),
     ROW1("setnx", setnx_cmd, 3, RW | CMD_FAST, "1.0.0", "write string fast",
-         "Set the value of a key, only if the key does not exist"),
-    ROW1("setex", setex_cmd, 4, RW, "2.0.0", "write string slow", "Set the value and expiration of a key"),
+         "Set the value of a key, only if the key does not exist", .kflags = KS_OW | KS_INSERT),
+    ROW1("setex", setex_cmd, 4, RW, "2.0.0", "write string slow", "Set the value and expiration of a key",
+         .kflags = KS_OW | KS_UPDATE),
     ROW1("psetex", psetex_cmd, 4, RW, "2.6.0", "write string slow",
-         "Set the value and expiration in milliseconds of a key"),
+         "Set the value and expiration in milliseconds of a key", .kflags = KS_OW | KS_UPDATE),
     ROW1("getset", getset_cmd, 3, RW | CMD_FAST, "1.0.0", "write string fast",
-         "Set the string value of a key and return its old value"),
+         "Set the string value of a key and return its old value", .kflags = KS_RW | KS_ACCESS | KS_UPDATE),
     ROW1("getdel", getdel_cmd, 2, CMD_WRITE | CMD_FAST, "6.2.0", "write string fast",
-         "Get the value of a key and delete the key"),
+         "Get the value of a key and delete the key", .kflags = KS_RW | KS_ACCESS | KS_DELETE),
     ROW1("getex", getex_cmd, -2, CMD_WRITE | CMD_FAST, "6.2.0", "write string fast",
-         "Get the value of a key and optionally set its expiration"),
-    ROW1("append", append_cmd, 3, RW | CMD_FAST, "2.0.0", "write string fast", "Append a value to a key"),
+         "Get the value of a key and optionally set its expiration",
+         KEY_SPECS({KS_RW | KS_ACCESS | KS_UPDATE, KS_INDEX(1), KS_RANGE(0, 1, 0),
+                    .notes = "RW and UPDATE because it changes the TTL"})),
+    ROW1("append", append_cmd, 3, RW | CMD_FAST, "2.0.0", "write string fast", "Append a value to a key",
+         .kflags = KS_RW | KS_INSERT),
     ROW1("strlen", strlen_cmd, 2, CMD_READONLY | CMD_FAST, "2.2.0", "read string fast",
-         "Get the length of the value stored in a key"),
+         "Get the length of the value stored in a key", .kflags = KS_RO),
     ROW1("incr", incr_cmd, 2, RW | CMD_FAST, "1.0.0", "write string fast",
-         "Increment the integer value of a key by one"),
+         "Increment the integer value of a key by one", .kflags = KS_RW | KS_ACCESS | KS_UPDATE),
     ROW1("decr", decr_cmd, 2, RW | CMD_FAST, "1.0.0", "write string fast",
-         "Decrement the integer value of a key by one"),
+         "Decrement the integer value of a key by one", .kflags = KS_RW | KS_ACCESS | KS_UPDATE),
     ROW1("incrby", incrby_cmd, 3, RW | CMD_FAST, "1.0.0", "write string fast",
-         "Increment the integer value of a key by the given amount"),
+         "Increment the integer value of a key by the given amount", .kflags = KS_RW | KS_ACCESS | KS_UPDATE),
     ROW1("decrby", decrby_cmd, 3, RW | CMD_FAST, "1.0.0", "write string fast",
-         "Decrement the integer value of a key by the given number"),
+         "Decrement the integer value of a key by the given number", .kflags = KS_RW | KS_ACCESS | KS_UPDATE),
     ROW1("incrbyfloat", incrbyfloat_cmd, 3, RW | CMD_FAST, "2.6.0", "write string fast",
-         "Increment the float value of a key by the given amount"),
+         "Increment the float value of a key by the given amount", .kflags = KS_RW | KS_ACCESS | KS_UPDATE),
     ROW1("getrange", getrange_cmd, 4, CMD_READONLY, "2.4.0", "read string slow",
-         "Get a substring of the string stored at a key"),
+         "Get a substring of the string stored at a key", .kflags = KS_RO | KS_ACCESS),
     ROW1("substr", getrange_cmd, 4, CMD_READONLY, "1.0.0", "read string slow",
-         "Get a substring of the string stored at a key"),
+         "Get a substring of the string stored at a key", .kflags = KS_RO | KS_ACCESS),
     ROW1("setrange", setrange_cmd, 4, RW, "2.2.0", "write string slow",
-         "Overwrite part of a string at key starting at the specified offset"),
+         "Overwrite part of a string at key starting at the specified offset", .kflags = KS_RW | KS_UPDATE),
     {.name = "lcs",
+     .kflags = KS_RO | KS_ACCESS,
      .hops = cross_gather,
      .proc = lcs_cmd,
      .arity = -3,
@@ -773,6 +793,7 @@ static const command rows[] = {
      .acl = "read string slow",
      .summary = "Find longest common substring"},
     {.name = "mget",
+     .kflags = KS_RO | KS_ACCESS,
      .proc = mget_cmd,
      .arity = -2,
      .flags = CMD_READONLY | CMD_FAST,
@@ -785,6 +806,7 @@ static const command rows[] = {
      .acl = "read string fast",
      .summary = "Get the values of all the given keys"},
     {.name = "mset",
+     .kflags = KS_OW | KS_UPDATE,
      .proc = mset_cmd,
      .arity = -3,
      .flags = RW,
@@ -797,6 +819,7 @@ static const command rows[] = {
      .acl = "write string slow",
      .summary = "Set multiple keys to multiple values"},
     {.name = "msetnx",
+     .kflags = KS_OW | KS_INSERT,
      .hops = cross_gather,
      .proc = msetnx_cmd,
      .arity = -3,

@@ -333,24 +333,27 @@ static void zdiffstore_cmd(cmd_ctx *c) { algebra_generic(c, 2, 1, OP_DIFF, 0); }
 
 /* ---- the command table ---- */
 
-#define READ_ROW(nm, fn, sum)                                                                                          \
+#define READ_ROW(nm, fn, sum, ...)                                                                                     \
     {                                                                                                                  \
         .name = nm, .proc = fn, .arity = -3, .flags = CMD_READONLY | CMD_MOVABLEKEYS, .keys = plain_keys,              \
-        .hops = cross_gather,                                                                                          \
-        .group = "sorted_set", .since = "6.2.0", .acl = "read sortedset slow", .summary = sum                          \
+        .hops = cross_gather, .group = "sorted_set", .since = "6.2.0", .acl = "read sortedset slow", .summary = sum,   \
+        __VA_ARGS__                                                                                                    \
     }
-#define STORE_ROW(nm, fn, ver, sum)                                                                                    \
+#define STORE_ROW(nm, fn, ver, sum, ...)                                                                               \
     {                                                                                                                  \
         .name = nm, .proc = fn, .arity = -4, .flags = CMD_WRITE | CMD_DENYOOM | CMD_MOVABLEKEYS, .first = 1,           \
-        .last = 1, .step = 1, .keys = store_keys, .hops = cross_gather, .group = "sorted_set", .since = ver,            \
-        .acl = "write sortedset slow",                                                                                 \
-        .summary = sum                                                                                                 \
+        .last = 1, .step = 1, .keys = store_keys, .hops = cross_gather, .group = "sorted_set", .since = ver,           \
+        .acl = "write sortedset slow", .summary = sum, __VA_ARGS__                                                     \
     }
 static const command rows[] = {
-    READ_ROW("zunion", zunion_cmd, "Add multiple sorted sets"),
-    READ_ROW("zinter", zinter_cmd, "Intersect multiple sorted sets"),
-    READ_ROW("zdiff", zdiff_cmd, "Subtract multiple sorted sets"),
+    READ_ROW("zunion", zunion_cmd, "Add multiple sorted sets",
+             KEY_SPECS({KS_RO | KS_ACCESS, KS_INDEX(1), KS_KEYNUM(0, 1, 1)})),
+    READ_ROW("zinter", zinter_cmd, "Intersect multiple sorted sets",
+             KEY_SPECS({KS_RO | KS_ACCESS, KS_INDEX(1), KS_KEYNUM(0, 1, 1)})),
+    READ_ROW("zdiff", zdiff_cmd, "Subtract multiple sorted sets",
+             KEY_SPECS({KS_RO | KS_ACCESS, KS_INDEX(1), KS_KEYNUM(0, 1, 1)})),
     {.name = "zintercard",
+     KEY_SPECS({KS_RO | KS_ACCESS, KS_INDEX(1), KS_KEYNUM(0, 1, 1)}),
      .hops = cross_gather,
      .proc = zintercard_cmd,
      .arity = -3,
@@ -361,11 +364,17 @@ static const command rows[] = {
      .acl = "read sortedset slow",
      .summary = "Intersect multiple sorted sets and return the cardinality of the result"},
     STORE_ROW("zunionstore", zunionstore_cmd, "2.0.0",
-              "Add multiple sorted sets and store the resulting sorted set in a new key"),
+              "Add multiple sorted sets and store the resulting sorted set in a new key",
+              KEY_SPECS({KS_OW | KS_UPDATE, KS_INDEX(1), KS_RANGE(0, 1, 0)},
+                        {KS_RO | KS_ACCESS, KS_INDEX(2), KS_KEYNUM(0, 1, 1)})),
     STORE_ROW("zinterstore", zinterstore_cmd, "2.0.0",
-              "Intersect multiple sorted sets and store the resulting sorted set in a new key"),
+              "Intersect multiple sorted sets and store the resulting sorted set in a new key",
+              KEY_SPECS({KS_OW | KS_UPDATE, KS_INDEX(1), KS_RANGE(0, 1, 0)},
+                        {KS_RO | KS_ACCESS, KS_INDEX(2), KS_KEYNUM(0, 1, 1)})),
     STORE_ROW("zdiffstore", zdiffstore_cmd, "6.2.0",
-              "Subtract multiple sorted sets and store the resulting sorted set in a new key"),
+              "Subtract multiple sorted sets and store the resulting sorted set in a new key",
+              KEY_SPECS({KS_OW | KS_UPDATE, KS_INDEX(1), KS_RANGE(0, 1, 0)},
+                        {KS_RO | KS_ACCESS, KS_INDEX(2), KS_KEYNUM(0, 1, 1)})),
 };
 
 void zset_algebra_register(void) { cmd_register(rows, (int)(sizeof rows / sizeof rows[0])); }

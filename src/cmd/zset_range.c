@@ -217,19 +217,21 @@ static void zremrangebylex_cmd(cmd_ctx *c) { remrange_generic(c, ZRT_LEX); }
 /* ---- the command table ---- */
 
 #define ONEKEY .first = 1, .last = 1, .step = 1
-#define READ_ROW(nm, fn, sum, ver)                                                                                     \
+#define READ_ROW(nm, fn, sum, ver, ...)                                                                                \
     {                                                                                                                  \
         .name = nm, .proc = fn, .arity = -4, .flags = CMD_READONLY, ONEKEY, .group = "sorted_set", .since = ver,       \
-        .acl = "read sortedset slow", .summary = sum                                                                   \
+        .acl = "read sortedset slow", .summary = sum, __VA_ARGS__                                                      \
     }
-#define REM_ROW(nm, fn, sum, ver)                                                                                      \
+#define REM_ROW(nm, fn, sum, ver, ...)                                                                                 \
     {                                                                                                                  \
         .name = nm, .proc = fn, .arity = 4, .flags = CMD_WRITE, ONEKEY, .group = "sorted_set", .since = ver,           \
-        .acl = "write sortedset slow", .summary = sum                                                                  \
+        .acl = "write sortedset slow", .summary = sum, __VA_ARGS__                                                     \
     }
 static const command rows[] = {
-    READ_ROW("zrange", zrange_cmd, "Return a range of members in a sorted set", "1.2.0"),
+    READ_ROW("zrange", zrange_cmd, "Return a range of members in a sorted set", "1.2.0", .kflags = KS_RO | KS_ACCESS),
     {.name = "zrangestore",
+     KEY_SPECS({KS_OW | KS_UPDATE, KS_INDEX(1), KS_RANGE(0, 1, 0)},
+               {KS_RO | KS_ACCESS, KS_INDEX(2), KS_RANGE(0, 1, 0)}),
      .hops = cross_gather,
      .proc = zrangestore_cmd,
      .arity = -5,
@@ -242,22 +244,26 @@ static const command rows[] = {
      .acl = "write sortedset slow",
      .summary = "Store a range of members from sorted set into another key"},
     READ_ROW("zrevrange", zrevrange_cmd,
-             "Return a range of members in a sorted set, by index, with scores ordered from high to low", "1.2.0"),
-    READ_ROW("zrangebyscore", zrangebyscore_cmd, "Return a range of members in a sorted set, by score", "1.0.5"),
+             "Return a range of members in a sorted set, by index, with scores ordered from high to low", "1.2.0",
+             .kflags = KS_RO | KS_ACCESS),
+    READ_ROW("zrangebyscore", zrangebyscore_cmd, "Return a range of members in a sorted set, by score", "1.0.5",
+             .kflags = KS_RO | KS_ACCESS),
     READ_ROW("zrevrangebyscore", zrevrangebyscore_cmd,
-             "Return a range of members in a sorted set, by score, with scores ordered from high to low", "2.2.0"),
+             "Return a range of members in a sorted set, by score, with scores ordered from high to low", "2.2.0",
+             .kflags = KS_RO | KS_ACCESS),
     READ_ROW("zrangebylex", zrangebylex_cmd, "Return a range of members in a sorted set, by lexicographical range",
-             "2.8.9"),
+             "2.8.9", .kflags = KS_RO | KS_ACCESS),
     READ_ROW("zrevrangebylex", zrevrangebylex_cmd,
              "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower "
              "strings.",
-             "2.8.9"),
+             "2.8.9", .kflags = KS_RO | KS_ACCESS),
     REM_ROW("zremrangebyrank", zremrangebyrank_cmd, "Remove all members in a sorted set within the given indexes",
-            "2.0.0"),
+            "2.0.0", .kflags = KS_RW | KS_DELETE),
     REM_ROW("zremrangebyscore", zremrangebyscore_cmd, "Remove all members in a sorted set within the given scores",
-            "1.2.0"),
+            "1.2.0", .kflags = KS_RW | KS_DELETE),
     REM_ROW("zremrangebylex", zremrangebylex_cmd,
-            "Remove all members in a sorted set between the given lexicographical range", "2.8.9"),
+            "Remove all members in a sorted set between the given lexicographical range", "2.8.9",
+            .kflags = KS_RW | KS_DELETE),
 };
 
 void zset_range_register(void) { cmd_register(rows, (int)(sizeof rows / sizeof rows[0])); }

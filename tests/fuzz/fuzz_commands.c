@@ -8,7 +8,8 @@
  * input alone. Checks beyond the sanitizers:
  *   - each command appends exactly one well-formed RESP reply (none when
  *     CLIENT REPLY OFF/SKIP is in effect);
- *   - key positions of the command row lie inside argv.
+ *   - key positions of the command row lie inside argv, and so do the
+ *     keys its key specs find (cmd_key_refs: GETKEYS and the ACL check).
  * Kept out: commands that sleep, stop the process, block (XREAD and
  * XREADGROUP run when they have no BLOCK), fork or write
  * files (SHUTDOWN, DEBUG, anything containing "sleep", SAVE...), and
@@ -229,6 +230,13 @@ static void check_keys(int argc, const char **argv, const size_t *argl) {
     CHECK(n >= 0 && n <= argc, "%s: %d key positions for argc %d", cmd->name, n, argc);
     for (int i = 0; i < n; i++)
         CHECK(pos[i] > 0 && pos[i] < argc, "%s: key position %d outside argc %d", cmd->name, pos[i], argc);
+    key_refs r;
+    n = cmd_key_refs(cmd, argc, argv, argl, &r);
+    CHECK(n == r.n && n >= 0, "%s: %d key refs (%d kept)", cmd->name, n, r.n);
+    for (int i = 0; i < n; i++)
+        CHECK(r.v[i].pos > 0 && r.v[i].pos < argc, "%s: key spec position %d outside argc %d", cmd->name, r.v[i].pos,
+              argc);
+    key_refs_free(&r);
 }
 
 static void exec_line(session *s, buf *out, int argc, const char **argv, const size_t *argl) {
