@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { KS_PLAIN, KS_SET, KS_BITFIELD };
+enum { KS_PLAIN, KS_SET, KS_BITFIELD, KS_NOTKEY };
 
 typedef struct key_spec {
     uint8_t n;    /* tokens in f (the last repeats) */
@@ -64,7 +64,13 @@ static const struct {
     /* a source taken from, a destination added to */
     {"smove", "RW W"}, {"lmove", "RW W"}, {"blmove", "RW W"}, {"rpoplpush", "RW W"}, {"brpoplpush", "RW W"},
     {"rename", "RW W"}, {"renamenx", "RW W"},
+    /* a source read, then an optional STORE/STOREDIST destination */
+    {"georadius", "R W"}, {"georadiusbymember", "R W"}, {"geosearchstore", "W R"},
 };
+
+/* Shard channels are keys to COMMAND GETKEYS and the cluster, but Redis
+ * flags them "not a key": the check takes them as channels only. */
+static const char *const not_key_table[] = {"spublish", "ssubscribe", "sunsubscribe"};
 
 static const struct {
     const char *name;
@@ -118,6 +124,10 @@ void acl_check_init(void) {
     if (c) kspecs[cmd_index(c)].special = KS_SET;
     c = cmd_lookup("bitfield", 8);
     if (c) kspecs[cmd_index(c)].special = KS_BITFIELD;
+    for (size_t i = 0; i < sizeof not_key_table / sizeof not_key_table[0]; i++) {
+        c = cmd_lookup(not_key_table[i], strlen(not_key_table[i]));
+        if (c) kspecs[cmd_index(c)].special = KS_NOTKEY;
+    }
     for (size_t i = 0; i < sizeof chan_table / sizeof chan_table[0]; i++) {
         c = cmd_lookup(chan_table[i].name, strlen(chan_table[i].name));
         if (!c) continue; /* pub/sub not built: nothing to check */
@@ -206,7 +216,9 @@ static int sel_cmd_ok(const acl_sel *s, const command *cmd, int id, int argc, co
 static int sel_check(const acl_sel *s, const command *cmd, int id, int argc, const char **argv, const size_t *argl,
                      keys_cache *kc, int *errpos) {
     if (!sel_cmd_ok(s, cmd, id, argc, argv, argl)) return ACL_DENIED_CMD;
-    if (!(s->flags & SEL_ALLKEYS) && cmd->keys) {
+    if (kspecs[id].special == KS_NOTKEY) {
+        /* no keys: the channels below */
+    } else if (!(s->flags & SEL_ALLKEYS) && cmd->keys) {
         keys_fill(kc, cmd, argc, argv, argl);
         const key_spec *k = &kspecs[id];
         for (int i = 0; i < kc->n; i++) {
