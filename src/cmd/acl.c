@@ -705,13 +705,14 @@ static void acl_help(cmd_ctx *c) {
 static int requirepass_apply(char *err, size_t el) {
     acl_user *d = acl_default_user();
     const char *p = cfg.requirepass_s ? cfg.requirepass_s : "";
-    if (!*p) {
+    size_t pl = config_value_len("requirepass"); /* it may hold NUL bytes */
+    if (!pl) {
         acl_user_rule(d, "nopass", 6, err, el);
     } else {
         acl_user_rule(d, "resetpass", 9, err, el);
         buf b = {0};
         buf_addc(&b, '>');
-        buf_adds(&b, p);
+        buf_add(&b, p, pl);
         acl_user_rule(d, b.p, b.len, err, el);
         buf_free(&b);
     }
