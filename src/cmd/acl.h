@@ -138,7 +138,6 @@ int acl_full_key_read(const acl_user *u, const command *cmd, int argc, const cha
  * which must be allowed literally)? */
 int acl_channel_ok(const acl_user *u, const char *ch, size_t len, int pattern);
 
-
 /* Connection state: the session's user (NULL in the embedded engine and
  * the AOF loader: no checks) and whether it authenticated. */
 static inline acl_user *acl_sess_user(const session *s) { return (acl_user *)s->user; }
