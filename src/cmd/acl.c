@@ -16,6 +16,7 @@
 #include "lib/util.h"
 #include "server/config.h"
 #include "shard/cmdstats.h"
+#include "shard/pubsub.h"
 #include "shard/shard.h"
 #include <fcntl.h>
 #include <pthread.h>
@@ -26,8 +27,6 @@
 
 #define NOAUTH_ERR "NOAUTH Authentication required."
 #define WRONGPASS_ERR "WRONGPASS invalid username-password pair or user is disabled."
-
-void (*acl_user_changed_hook)(acl_user *u);
 
 /* ---- authentication ---- */
 
@@ -311,6 +310,19 @@ static void acl_log_cmd(cmd_ctx *c) {
 
 /* ---- sessions of changed users ---- */
 
+/* Closes connection x of shard sh (ctx holds every shard): the caller's
+ * own after its reply, another at once (its shard closes it first thing
+ * in its next turn; CLIENT LIST no longer shows it), as CLIENT KILL does. */
+static void close_conn(cmd_ctx *c, shard *sh, conn *x) {
+    if (&x->s == c->sess) {
+        __atomic_fetch_or(&x->s.flags, SESS_CLOSE_AFTER_REPLY, __ATOMIC_RELAXED);
+        return;
+    }
+    __atomic_store_n(&x->s.killed, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&sh->kill_reqs, 1, __ATOMIC_RELEASE);
+    shard_wake(sh);
+}
+
 /* Closes every connection authenticated as u (ctx holds every shard). */
 static void kill_sessions(acl_user *u, void *ud) {
     cmd_ctx *c = ud;
@@ -322,16 +334,47 @@ static void kill_sessions(acl_user *u, void *ud) {
             if (x->s.user != u) continue;
             x->s.user = acl_default_user();
             x->s.authed = 0;
-            if (&x->s == c->sess)
-                __atomic_fetch_or(&x->s.flags, SESS_CLOSE_AFTER_REPLY, __ATOMIC_RELAXED);
-            else
-                __atomic_store_n(&x->s.killed, 1, __ATOMIC_RELAXED);
+            close_conn(c, sh, x);
         }
         pthread_mutex_unlock(&sh->conns_lock);
     }
     if (c->sess && c->sess->user == u) { /* the embedded engine's session */
         c->sess->user = acl_default_user();
         c->sess->authed = 0;
+    }
+}
+
+/* May u keep every subscription of session s (patterns literally)? */
+static int subscriptions_allowed(const acl_user *u, const session *s) {
+    static const int kinds[] = {PS_PATTERN, PS_CHANNEL, PS_SHARD};
+    int ok = 1;
+    for (size_t k = 0; ok && k < sizeof kinds / sizeof kinds[0]; k++) {
+        if (!pubsub_count(s, kinds[k])) continue;
+        char **names;
+        size_t *lens;
+        size_t n = pubsub_names(s, kinds[k], &names, &lens);
+        for (size_t i = 0; ok && i < n; i++)
+            ok = acl_channel_ok(u, names[i], lens[i], kinds[k] == PS_PATTERN);
+        pubsub_names_free(names, lens, n);
+    }
+    return ok;
+}
+
+/* After u's rules changed (ACL SETUSER): its connections subscribed to a
+ * channel, shard channel or pattern that u may no longer use are closed,
+ * the others stay (Redis's ACLKillPubsubClientsIfNeeded). ctx holds every
+ * shard, so each session's subscriptions stand still while read here. */
+static void kill_revoked_subscribers(acl_user *u, cmd_ctx *c) {
+    if (!pubsub_any()) return;
+    for (int k = 0; k < u->nsels; k++)
+        if (u->sels[k]->flags & SEL_ALLCHANNELS) return;
+    int sids[MAX_SHARDS], n = ctx_shards(c, sids);
+    for (int k = 0; k < n; k++) {
+        shard *sh = shards[sids[k]];
+        pthread_mutex_lock(&sh->conns_lock);
+        for (conn *x = sh->conns; x; x = x->all_next)
+            if (x->s.user == u && pubsub_total(&x->s) && !subscriptions_allowed(u, &x->s)) close_conn(c, sh, x);
+        pthread_mutex_unlock(&sh->conns_lock);
     }
 }
 
@@ -379,7 +422,7 @@ static void acl_setuser(cmd_ctx *c) {
         return;
     }
     acl_put(u); /* an existing user takes u's content and keeps its address */
-    if (acl_user_changed_hook) acl_user_changed_hook(acl_find(name, nl));
+    if (old) kill_revoked_subscribers(old, c);
     reply_ok(c);
 }
 
@@ -662,13 +705,14 @@ static void acl_help(cmd_ctx *c) {
 static int requirepass_apply(char *err, size_t el) {
     acl_user *d = acl_default_user();
     const char *p = cfg.requirepass_s ? cfg.requirepass_s : "";
-    if (!*p) {
+    size_t pl = config_value_len("requirepass"); /* it may hold NUL bytes */
+    if (!pl) {
         acl_user_rule(d, "nopass", 6, err, el);
     } else {
         acl_user_rule(d, "resetpass", 9, err, el);
         buf b = {0};
         buf_addc(&b, '>');
-        buf_adds(&b, p);
+        buf_add(&b, p, pl);
         acl_user_rule(d, b.p, b.len, err, el);
         buf_free(&b);
     }

@@ -138,12 +138,6 @@ int acl_full_key_read(const acl_user *u, const command *cmd, int argc, const cha
  * which must be allowed literally)? */
 int acl_channel_ok(const acl_user *u, const char *ch, size_t len, int pattern);
 
-/* Pub/sub's second hook: called (holding every shard) after a user's
- * rules changed (ACL SETUSER, CONFIG SET requirepass for default), so
- * subscribers that lost a channel can be closed as Redis closes them.
- * NULL while nothing registers it. */
-extern void (*acl_user_changed_hook)(acl_user *u);
-
 /* Connection state: the session's user (NULL in the embedded engine and
  * the AOF loader: no checks) and whether it authenticated. */
 static inline acl_user *acl_sess_user(const session *s) { return (acl_user *)s->user; }

@@ -101,13 +101,15 @@ static void config_set_cmd(cmd_ctx *c) {
     }
     int n = (c->argc - 2) / 2;
     char **names = zmalloc(sizeof(char *) * (size_t)n), **values = zmalloc(sizeof(char *) * (size_t)n);
+    size_t *lens = zmalloc(sizeof(size_t) * (size_t)n);
     for (int k = 0; k < n; k++) {
         names[k] = zstrndup(c->argv[2 + 2 * k], c->argl[2 + 2 * k]);
         values[k] = zstrndup(c->argv[3 + 2 * k], c->argl[3 + 2 * k]);
+        lens[k] = c->argl[3 + 2 * k];
     }
     char err[512];
     config_caller_remote = !is_local(c->sess); /* enable-protected-configs local */
-    int rc = config_set_many(n, (const char *const *)names, (const char *const *)values, err, sizeof err);
+    int rc = config_set_many_n(n, (const char *const *)names, (const char *const *)values, lens, err, sizeof err);
     config_caller_remote = 0;
     if (rc < 0) {
         reply_error(c, err);
@@ -121,6 +123,7 @@ static void config_set_cmd(cmd_ctx *c) {
     }
     zfree(names);
     zfree(values);
+    zfree(lens);
 }
 
 /* CONFIG RESETSTAT */

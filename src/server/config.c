@@ -48,6 +48,11 @@ static cfg_row rows[] = {
 static char *defaults[NROWS];
 /* The apply hook of each row (config_on_apply), or NULL. */
 static config_apply_fn applies[NROWS];
+/* A string value set with NUL bytes in it (CONFIG SET requirepass
+ * "a\0b"): its length, valid while the row's value is bin_ptr[i] (any
+ * other setter replaces the pointer, and the value is a C string again). */
+static const char *bin_ptr[NROWS];
+static size_t bin_len[NROWS];
 
 /* Redis 7.0's other names of directives (its `alias` column): what Redis 6
  * called a ziplist is a listpack in 7.0. The replica-* directives' slave-*
@@ -369,7 +374,7 @@ static int check_bind(const char *v, char *err, size_t el) {
     return -1;
 }
 
-static int store_str(int i, const char *v, char *err, size_t el) {
+static int store_str(int i, const char *v, size_t vlen, char *err, size_t el) {
     cfg_row *r = &rows[i];
     if (row_is(i, "bind") && check_bind(v, err, el) < 0) return -1;
     if (row_is(i, "save") && check_save(v, err, el) < 0) return -1;
@@ -399,6 +404,7 @@ static int store_str(int i, const char *v, char *err, size_t el) {
         char norm[32];
         notify_format_flags(flags, norm);
         free(*r->sval);
+        bin_ptr[i] = NULL;
         *r->sval = strdup(norm);
         __atomic_store_n(&cfg.notify_keyspace_events_i, flags, __ATOMIC_RELAXED);
         return 0;
@@ -407,6 +413,7 @@ static int store_str(int i, const char *v, char *err, size_t el) {
         char *norm;
         if (check_percentiles(v, &norm, err, el) < 0) return -1;
         free(*r->sval);
+        bin_ptr[i] = NULL;
         *r->sval = norm;
         return 0;
     }
@@ -415,20 +422,28 @@ static int store_str(int i, const char *v, char *err, size_t el) {
         return -1;
     }
     free(*r->sval);
-    *r->sval = strdup(v);
+    *r->sval = malloc(vlen + 1);
+    memcpy(*r->sval, v, vlen);
+    (*r->sval)[vlen] = 0;
+    bin_ptr[i] = vlen != strlen(v) ? *r->sval : NULL;
+    bin_len[i] = vlen;
     return 0;
 }
 
-static int set_str(int i, const char *raw, char *err, size_t el) {
+static int set_str(int i, const char *raw, size_t rawlen, char *err, size_t el) {
     char *words = multi_word(i) ? squeeze_spaces(raw) : NULL;
     const char *v = words ? words : raw;
-    int rc = store_str(i, v, err, el);
+    int rc = store_str(i, v, words ? strlen(words) : rawlen, err, el);
     free(words);
     return rc;
 }
 
+static int set_row_n(int i, const char *v, size_t vlen, char *err, size_t el);
 /* Sets row i from text; 0 ok, else -1 with Redis's reason in err. */
-static int set_row(int i, const char *v, char *err, size_t el) {
+static int set_row(int i, const char *v, char *err, size_t el) { return set_row_n(i, v, strlen(v), err, el); }
+
+/* The same with the value's length: a string value may hold NUL bytes. */
+static int set_row_n(int i, const char *v, size_t vlen, char *err, size_t el) {
     cfg_row *r = &rows[i];
     switch (r->type) {
     case CT_INT:
@@ -488,7 +503,7 @@ static int set_row(int i, const char *v, char *err, size_t el) {
         return 0;
     }
     default:
-        return set_str(i, v, err, el);
+        return set_str(i, v, vlen, err, el);
     }
 }
 
@@ -496,6 +511,7 @@ void config_defaults(void) {
     char err[256];
     for (int i = 0; i < NROWS; i++) {
         if (row_is(i, "dir")) {
+            bin_ptr[i] = NULL;
             rows[i].sval[0] = strdup(".");
             continue;
         }
@@ -743,6 +759,8 @@ static void row_value(int i, buf *out) {
         if (row_is(i, "dir")) {
             char cwd[4096];
             buf_adds(out, getcwd(cwd, sizeof cwd) ? cwd : "");
+        } else if (*r->sval && *r->sval == bin_ptr[i]) {
+            buf_add(out, *r->sval, bin_len[i]);
         } else {
             buf_adds(out, *r->sval ? *r->sval : "");
         }
@@ -789,6 +807,16 @@ int config_set(const char *name, const char *value, char *err, size_t el) {
     return config_set_many(1, &name, &value, err, el);
 }
 
+size_t config_value_len(const char *name) {
+    int id = config_find(name);
+    if (id < 0) return 0;
+    buf v = {0};
+    row_value(row_of(id), &v);
+    size_t n = v.len;
+    buf_free(&v);
+    return n;
+}
+
 /* Phase one of config_set_many: every name known, settable, and not
  * given twice (an alias and its directive are two names, as in Redis).
  * The first error wins; 0 ok, else -1 with err written. */
@@ -814,7 +842,7 @@ static int check_names(int n, const char *const *names, const char *const *value
 static void restore(int n, const int *id, const buf *old) {
     char why[256];
     for (int k = n - 1; k >= 0; k--)
-        if (set_row(row_of(id[k]), old[k].p, why, sizeof why) < 0)
+        if (set_row_n(row_of(id[k]), old[k].p, old[k].len - 1, why, sizeof why) < 0)
             log_msg(LOG_WARNING, "Failed restoring failed CONFIG SET command. Error setting %s to '%s': %s",
                     config_name(id[k]), old[k].p, why);
 }
@@ -839,6 +867,11 @@ static int run_applies(int n, const int *id, const char *changed, char *err, siz
 }
 
 int config_set_many(int n, const char *const *names, const char *const *values, char *err, size_t el) {
+    return config_set_many_n(n, names, values, NULL, err, el);
+}
+
+int config_set_many_n(int n, const char *const *names, const char *const *values, const size_t *lens, char *err,
+                      size_t el) {
     int *id = zmalloc(sizeof(int) * (size_t)(n ? n : 1));
     if (check_names(n, names, values, id, err, el) < 0) {
         zfree(id);
@@ -852,7 +885,7 @@ int config_set_many(int n, const char *const *names, const char *const *values, 
         int i = row_of(id[k]);
         row_value(i, &old[k]);
         buf_addc(&old[k], 0);
-        if (set_row(i, values[k], why, sizeof why) < 0) {
+        if (set_row_n(i, values[k], lens ? lens[k] : strlen(values[k]), why, sizeof why) < 0) {
             snprintf(err, el, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", config_name(id[k]),
                      why);
             restore(k + 1, id, old);
@@ -867,7 +900,8 @@ int config_set_many(int n, const char *const *names, const char *const *values, 
         buf_addc(&now, 0);
         for (int j = 0; j < n; j++)
             if (row_of(id[j]) == row_of(id[k])) {
-                changed[k] = strcmp(now.p, old[j].p) != 0 || (rows[row_of(id[k])].mut & CFG_VOLATILE);
+                changed[k] = now.len != old[j].len || memcmp(now.p, old[j].p, now.len) != 0 ||
+                             (rows[row_of(id[k])].mut & CFG_VOLATILE);
                 break;
             }
         buf_free(&now);

@@ -190,6 +190,13 @@ int config_set(const char *name, const char *value, char *err, size_t errlen);
  * client is not local, so `enable-protected-configs local` refuses. */
 extern __thread int config_caller_remote;
 int config_set_many(int n, const char *const *names, const char *const *values, char *err, size_t errlen);
+/* The same with each value's length (NULL: C strings): a string value may
+ * hold NUL bytes (requirepass "abc\0def", binary-safe as in Redis). */
+int config_set_many_n(int n, const char *const *names, const char *const *values, const size_t *lens, char *err,
+                      size_t errlen);
+/* The byte length of a directive's value as CONFIG GET shows it (a string
+ * value may hold NUL bytes); 0 for an unknown name. */
+size_t config_value_len(const char *name);
 /* What a directive's change must do beyond storing the value (AOF on/off).
  * Runs under CONFIG SET's lock of every shard when the value changed; 0 ok,
  * else -1 with Redis's reason (no "ERR" prefix) in err. */

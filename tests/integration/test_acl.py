@@ -426,3 +426,128 @@ def test_scripts_run_with_their_callers_permissions(srv):
     assert (e["reason"], e["context"], e["object"]) == ("key", "lua", "zz")
     assert c.cmd("EXISTS", "zz") == 0
     assert c.cmd("EVAL", "return redis.acl_check_cmd('hset', 'xx', 'f', 1)", 0) == 1  # default: every permission
+
+
+NOPERM_CHANNELS = "NOPERM this user has no permissions to access one of the channels used as arguments"
+
+
+def test_shard_channels_are_checked_as_channels(srv):
+    """SPUBLISH and SSUBSCRIBE name channels, not keys: the user's channel
+    patterns decide, whatever its key patterns."""
+    c = raw(srv)
+    c.cmd("ACL", "SETUSER", "sh", "on", ">pw", "+@all", "resetkeys", "resetchannels", "&foo:*", "&exact")
+    u = as_user(srv, "sh")
+    assert u.cmd("SPUBLISH", "foo:1", "m") == 0
+    assert u.cmd("SPUBLISH", "exact", "m") == 0
+    assert u.cmd("SPUBLISH", "bar", "m") == NOPERM_CHANNELS
+    assert u.cmd("SUNSUBSCRIBE", "anything") == ["sunsubscribe", "anything", 0]
+    assert u.cmd("SSUBSCRIBE", "foo:1") == ["ssubscribe", "foo:1", 1]
+    assert u.cmd("SSUBSCRIBE", "exact") == ["ssubscribe", "exact", 2]
+    assert u.cmd("SSUBSCRIBE", "foo:2", "bar") == NOPERM_CHANNELS  # all or nothing
+    assert u.cmd("PING") == ["pong", ""]
+    assert c.cmd("PUBSUB", "SHARDNUMSUB", "foo:2") == ["foo:2", 0]
+    assert c.cmd("ACL", "DRYRUN", "sh", "SPUBLISH", "foo:9", "m") == "OK"
+    assert c.cmd("ACL", "DRYRUN", "sh", "SSUBSCRIBE", "foo:9") == "OK"
+    assert c.cmd("ACL", "DRYRUN", "sh", "SUNSUBSCRIBE", "other") == "OK"
+    assert c.cmd("ACL", "DRYRUN", "sh", "SPUBLISH", "other", "m") == \
+        "This user has no permissions to access the 'other' channel"
+    assert c.cmd("ACL", "DRYRUN", "sh", "SSUBSCRIBE", "foo:1", "other") == \
+        "This user has no permissions to access the 'other' channel"
+    assert c.cmd("ACL", "SETUSER", "sh2", "on", ">pw", "+@all", "~*", "resetchannels") == "OK"
+    assert as_user(srv, "sh2").cmd("SSUBSCRIBE", "foo:1") == NOPERM_CHANNELS
+
+
+def subscribed(srv, user, name, *cmds):
+    """A connection of user, named, that ran each subscription command."""
+    s = as_user(srv, user)
+    assert s.cmd("CLIENT", "SETNAME", name) == "OK"
+    for cmd in cmds:
+        r = s.cmd(*cmd)
+        assert isinstance(r, list) and r[0] == cmd[0].lower(), r
+    return s
+
+
+def closed(conn):
+    """True when the server closed conn (a live subscriber answers PING)."""
+    try:
+        conn.cmd("PING")
+    except (ConnectionError, OSError):
+        return True
+    return False
+
+
+def test_subscribers_killed_when_channels_revoked(srv):
+    """ACL SETUSER closes the user's connections (on every shard) that are
+    subscribed to a channel, shard channel or pattern no longer allowed;
+    CLIENT LIST no longer shows them once SETUSER has answered."""
+    c = raw(srv)
+    c.cmd("ACL", "SETUSER", "ps", "on", ">pw", "+@all", "resetchannels", "&foo:1", "&bar:*", "&keep")
+    doomed = [subscribed(srv, "ps", "doomed", ("SUBSCRIBE", "foo:1")),
+              subscribed(srv, "ps", "doomed", ("SSUBSCRIBE", "foo:1")),
+              subscribed(srv, "ps", "doomed", ("PSUBSCRIBE", "bar:*")),
+              subscribed(srv, "ps", "doomed", ("SUBSCRIBE", "keep"), ("SUBSCRIBE", "foo:1"))]
+    kept = [subscribed(srv, "ps", "kept", ("SUBSCRIBE", "keep")),
+            subscribed(srv, "ps", "kept", ("SSUBSCRIBE", "keep")),
+            as_user(srv, "ps")]  # not subscribed: stays
+    other = subscribed(srv, "default", "other", ("SUBSCRIBE", "foo:1"))  # another user: stays
+    assert c.cmd("ACL", "SETUSER", "ps", "resetchannels", "&keep") == "OK"
+    listing = c.cmd("CLIENT", "LIST")
+    assert "doomed" not in listing
+    assert listing.count("name=kept") == 2 and "name=other" in listing
+    assert all(closed(d) for d in doomed)
+    assert not any(closed(k) for k in kept) and not closed(other)
+    assert c.cmd("PUBLISH", "keep", "m") == 1
+    assert c.cmd("SPUBLISH", "keep", "m") == 1
+
+
+def test_subscribers_killed_when_allchannels_revoked(srv):
+    c = raw(srv)
+    c.cmd("ACL", "SETUSER", "ps", "on", ">pw", "+@all", "allchannels")
+    doomed = [subscribed(srv, "ps", "doomed", ("PSUBSCRIBE", "foo")) for _ in range(4)]
+    assert c.cmd("ACL", "SETUSER", "ps", "resetchannels") == "OK"
+    assert "doomed" not in c.cmd("CLIENT", "LIST")
+    assert all(closed(d) for d in doomed)
+
+
+def test_subscribers_pardoned_when_permissions_retained(srv):
+    """Literal permissions kept, more added, or allchannels gained: nobody
+    is closed. A pattern subscription needs the same pattern, literally."""
+    c = raw(srv)
+    c.cmd("ACL", "SETUSER", "ps", "on", ">pw", "+@all", "resetchannels", "&foo:1", "&bar:*", "&orders")
+    subs = [subscribed(srv, "ps", "pardoned", ("SUBSCRIBE", "foo:1"), ("SSUBSCRIBE", "orders"),
+                       ("PSUBSCRIBE", "bar:*")) for _ in range(4)]
+    assert c.cmd("ACL", "SETUSER", "ps", "resetchannels", "&foo:1", "&bar:*", "&orders", "&baz:qaz",
+                 "&zoo:*") == "OK"
+    assert c.cmd("CLIENT", "LIST").count("name=pardoned") == 4
+    assert c.cmd("ACL", "SETUSER", "ps", "allchannels") == "OK"
+    assert c.cmd("CLIENT", "LIST").count("name=pardoned") == 4
+    # channels matched by a selector's pattern stay allowed
+    assert c.cmd("ACL", "SETUSER", "ps", "resetchannels", "&foo:*", "&orders", "(&bar:* +@all)") == "OK"
+    assert c.cmd("CLIENT", "LIST").count("name=pardoned") == 4
+    assert not any(closed(s) for s in subs)
+    # the pattern bar:* is not allowed by the pattern bar* (only literally)
+    assert c.cmd("ACL", "SETUSER", "ps", "clearselectors", "&bar*") == "OK"
+    assert "pardoned" not in c.cmd("CLIENT", "LIST")
+    assert all(closed(s) for s in subs)
+
+
+def test_key_permissions_of_georadius_store(srv):
+    """GEORADIUS reads its source and writes its STORE/STOREDIST
+    destination; GEOSEARCHSTORE writes its first key and reads its second."""
+    c = raw(srv)
+    c.cmd("ACL", "SETUSER", "geo", "+@all", "%R~read*", "%W~write*", "%RW~rw*")
+
+    def dry(*args):
+        return c.cmd("ACL", "DRYRUN", "geo", *args)
+
+    for store in ("STORE", "STOREDIST"):
+        assert dry("GEORADIUS", "read", "0", "0", "1", "m", store, "write") == "OK"
+        assert dry("GEORADIUS", "read1", "0", "0", "1", "m", store, "read2") == \
+            "This user has no permissions to access the 'read2' key"
+        assert dry("GEORADIUS", "write1", "0", "0", "1", "m", store, "write2") == \
+            "This user has no permissions to access the 'write1' key"
+        assert dry("GEORADIUSBYMEMBER", "read", "m", "1", "m", store, "write") == "OK"
+    assert dry("GEORADIUS", "read", "0", "0", "1", "m") == "OK"
+    assert dry("GEOSEARCHSTORE", "write", "read", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "m") == "OK"
+    assert dry("GEOSEARCHSTORE", "read", "read", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "m") == \
+        "This user has no permissions to access the 'read' key"

@@ -188,3 +188,25 @@ def test_local_only_options_refuse_non_loopback_peer(spawn):
     assert there.cmd("CONFIG", "SET", "dbfilename", "b.rdb") == \
         "ERR CONFIG SET failed (possibly related to argument 'dbfilename') - can't set protected config"
     assert here.cmd("CONFIG", "GET", "dbfilename") == ["dbfilename", "a.rdb"]
+
+
+def test_binary_passwords(srv):
+    """Passwords are byte strings: a NUL byte in requirepass, an ACL
+    SETUSER `>` rule or AUTH counts, in full, and CONFIG GET shows it."""
+    admin = with_pass(srv, b"abc\x00def")
+    c = client(srv)
+    assert err(c, "AUTH", "abc") == "WRONGPASS invalid username-password pair or user is disabled."
+    assert err(c, "AUTH", b"abc\x00de") == "WRONGPASS invalid username-password pair or user is disabled."
+    assert c.cmd("AUTH", b"abc\x00def") == "OK"
+    assert admin.cmd("CONFIG", "GET", "requirepass") == ["requirepass", "abc\x00def"]
+    # a password differing only after the NUL is another password
+    assert admin.cmd("CONFIG", "SET", "requirepass", b"abc\x00xyz") == "OK"
+    assert err(client(srv), "AUTH", b"abc\x00def") == "WRONGPASS invalid username-password pair or user is disabled."
+    assert client(srv).cmd("AUTH", b"abc\x00xyz") == "OK"
+    assert admin.cmd("CONFIG", "SET", "requirepass", "abc") == "OK"
+    assert client(srv).cmd("AUTH", "abc") == "OK"
+    assert admin.cmd("ACL", "SETUSER", "bin", "on", b">p\x00q", "+@all") == "OK"
+    assert err(client(srv), "AUTH", "bin", "p") == "WRONGPASS invalid username-password pair or user is disabled."
+    assert client(srv).cmd("AUTH", "bin", b"p\x00q") == "OK"
+    assert admin.cmd("CONFIG", "SET", "requirepass", "") == "OK"
+    assert client(srv).cmd("PING") == "PONG"

@@ -5,6 +5,7 @@
 #ifndef SHOAL_FUZZ_MIMALLOC_SHIM_H
 #define SHOAL_FUZZ_MIMALLOC_SHIM_H
 #include <malloc.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 static inline void *mi_malloc(size_t n) { return malloc(n ? n : 1); }
@@ -18,4 +19,6 @@ static inline void mi_option_set(mi_option_t o, long v) {
     (void)o;
     (void)v;
 }
+/* libc keeps its free pages itself (mem_release). */
+static inline void mi_collect(bool force) { (void)force; }
 #endif
