@@ -34,7 +34,8 @@
     X(pubsub) \
     X(monitor) \
     X(cluster) \
-    X(migrate)
+    X(migrate) \
+    X(memory)
 #define DECL(f) void f##_register(void);
 CMD_FAMILIES(DECL)
 #undef DECL

@@ -674,6 +674,14 @@ void function_flush_libraries(void) {
 int function_count(void) { return __atomic_load_n(&nfuncs, __ATOMIC_RELAXED); }
 int function_lib_count(void) { return __atomic_load_n(&nlibs, __ATOMIC_RELAXED); }
 
+size_t function_cache_bytes(void) {
+    size_t n = 0;
+    pthread_mutex_lock(&lib_lock);
+    for (const flib *l = libs; l; l = l->next) n += zmalloc_size(l) + zmalloc_size(l->name) + zmalloc_size(l->code);
+    pthread_mutex_unlock(&lib_lock);
+    return n;
+}
+
 #define FSUB(nm, fn, ar, fl, sum)                                                                                      \
     {.name = "function|" nm, .proc = fn, .arity = ar, .flags = fl, .group = "scripting", .since = "7.0.0",            \
      .acl = "slow scripting", .summary = sum}

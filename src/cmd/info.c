@@ -88,12 +88,8 @@ static const char *hugepage_mode(void) {
 }
 
 static void sec_memory(buf *o, const info_src *src) {
-    static int64_t peak; /* atomic: highest used_memory INFO has seen */
-    int64_t used = mem_used();
-    int64_t old = __atomic_load_n(&peak, __ATOMIC_RELAXED);
-    while (used > old && !__atomic_compare_exchange_n(&peak, &old, used, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-    }
-    int64_t pk = used > old ? used : old;
+    int64_t pk = mem_peak(), used = mem_used();
+    if (pk < used) pk = used;
     size_t rss = mem_rss();
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     int64_t maxmem = cfg_get(maxmemory);

@@ -1,6 +1,6 @@
 /* keys.c - generic keyspace commands: DEL UNLINK EXISTS TYPE TOUCH KEYS
  * SCAN RANDOMKEY DBSIZE FLUSHDB FLUSHALL SWAPDB RENAME RENAMENX COPY MOVE,
- * and the OBJECT and MEMORY containers.
+ * and the OBJECT container (MEMORY is memory.c's).
  *
  * Commands over every shard carry CMD_ALLSHARDS and run under a transaction
  * holding every shard, walking ctx_shards. Two-key commands (RENAME, COPY)
@@ -528,39 +528,6 @@ static void object_help(cmd_ctx *c) {
     reply_help_lines(c, lines, (int)(sizeof lines / sizeof lines[0]));
 }
 
-/* ---- MEMORY ---- */
-
-/* MEMORY USAGE key [SAMPLES count] (the whole value is always measured) */
-static void memory_usage(cmd_ctx *c) {
-    for (int i = 3; i < c->argc; i += 2) {
-        long long n;
-        if (!arg_is(c, i, "samples") || i + 1 >= c->argc) {
-            reply_status(c, ST_SYNTAX);
-            return;
-        }
-        if (!arg_ll(c, i + 1, &n)) return;
-        if (n < 0) {
-            reply_status(c, ST_SYNTAX);
-            return;
-        }
-    }
-    entry *e = object_key(c);
-    if (e) reply_int(c, (long long)entry_usage(e));
-}
-
-/* MEMORY HELP */
-static void memory_help(cmd_ctx *c) {
-    static const char *const lines[] = {
-        "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "USAGE <key> [SAMPLES <count>]",
-        "    Return memory in bytes used by <key> and its value. Nested values are",
-        "    sampled up to <count> times (default: 5, 0 means sample all).",
-        "HELP",
-        "    Prints this help.",
-    };
-    reply_help_lines(c, lines, (int)(sizeof lines / sizeof lines[0]));
-}
-
 #define KEY2 .first = 2, .last = 2, .step = 1
 static command object_subs[] = {
     {.name = "object|encoding", .proc = object_encoding, .arity = 3, .flags = CMD_READONLY, KEY2, .kflags = KS_RO,
@@ -578,14 +545,6 @@ static command object_subs[] = {
      .summary = "Get the number of references to the value of the key"},
     {.name = "object|help", .proc = object_help, .arity = 2, .flags = CMD_LOADING | CMD_STALE, .group = "generic",
      .since = "6.2.0", .acl = "keyspace slow", .summary = "Show helpful text about the different subcommands"},
-};
-
-static command memory_subs[] = {
-    {.name = "memory|usage", .proc = memory_usage, .arity = -3, .flags = CMD_READONLY, KEY2, .kflags = KS_RO,
-     .group = "server",
-     .since = "4.0.0", .acl = "read slow", .summary = "Estimate the memory usage of a key"},
-    {.name = "memory|help", .proc = memory_help, .arity = 2, .flags = CMD_LOADING | CMD_STALE, .group = "server",
-     .since = "4.0.0", .acl = "slow", .summary = "Show helpful text about the different subcommands"},
 };
 
 /* TYPE key */
@@ -648,9 +607,6 @@ static const command rows[] = {
     {.name = "object", .arity = -2, .group = "generic", .since = "2.2.3", .acl = "slow",
      .summary = "A container for object introspection commands", .subs = object_subs,
      .nsubs = (int)(sizeof object_subs / sizeof object_subs[0])},
-    {.name = "memory", .arity = -2, .group = "server", .since = "4.0.0", .acl = "slow",
-     .summary = "A container for memory diagnostics commands", .subs = memory_subs,
-     .nsubs = (int)(sizeof memory_subs / sizeof memory_subs[0])},
 };
 
 void keys_register(void) { cmd_register(rows, (int)(sizeof rows / sizeof rows[0])); }

@@ -103,6 +103,9 @@ struct shard;
 void slua_cron(struct shard *sh);
 /* Bytes the Lua states hold (INFO used_memory_lua). */
 size_t slua_memory(void);
+/* The EVAL script cache: scripts held and the bytes of their bodies. */
+size_t script_cache_count(void);
+size_t script_cache_bytes(void);
 /* Limits for tests and fuzzing: bytes per Lua state (default 1 GB), and
  * Lua instructions per script run (0: no limit). */
 extern size_t slua_mem_limit;
@@ -164,6 +167,8 @@ int function_count(void);
 /* Removes every function library (DEBUG RELOAD empties them with the data). */
 void function_flush_libraries(void);
 int function_lib_count(void);
+/* Bytes the function libraries take: names, code (MEMORY STATS functions.caches). */
+size_t function_cache_bytes(void);
 
 /* Whether the script an EVAL, EVALSHA or FCALL (argv) names declares
  * no-writes (shebang or register_function flags): CLIENT PAUSE WRITE lets

@@ -135,3 +135,39 @@ size_t mem_huge_bytes(void) {
     fclose(f);
     return kb * 1024;
 }
+
+static int64_t peak_used, startup_used; /* atomics */
+
+int64_t mem_peak(void) {
+    int64_t used = mem_used();
+    int64_t old = __atomic_load_n(&peak_used, __ATOMIC_RELAXED);
+    while (used > old && !__atomic_compare_exchange_n(&peak_used, &old, used, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+    return used > old ? used : old;
+}
+
+void mem_mark_startup(void) { __atomic_store_n(&startup_used, mem_used(), __ATOMIC_RELAXED); }
+
+int64_t mem_startup(void) { return __atomic_load_n(&startup_used, __ATOMIC_RELAXED); }
+
+size_t mem_committed(void) {
+#ifndef SHOAL_LIBC_MALLOC
+    size_t elapsed, utime, stime, rss, peak_rss, commit = 0, peak_commit, faults;
+    mi_process_info(&elapsed, &utime, &stime, &rss, &peak_rss, &commit, &peak_commit, &faults);
+    return commit;
+#else
+    return 0;
+#endif
+}
+
+int mem_stats_text(void (*out)(const char *msg, void *arg), void *arg) {
+#ifndef SHOAL_LIBC_MALLOC
+    mi_stats_merge(); /* the calling thread's figures join the process's */
+    mi_stats_print_out(out, arg);
+    return 1;
+#else
+    (void)out;
+    (void)arg;
+    return 0;
+#endif
+}

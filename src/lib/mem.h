@@ -42,4 +42,17 @@ size_t mem_huge_bytes(void);
  * allocator otherwise does that only inside its own calls, which an idle
  * thread does not make). */
 void mem_release(void);
+/* The highest mem_used() seen so far, after counting the current figure
+ * (INFO used_memory_peak, MEMORY STATS peak.allocated). Any thread. */
+int64_t mem_peak(void);
+/* Records mem_used() as the startup figure (before data loads), and reads
+ * it back (MEMORY STATS startup.allocated). */
+void mem_mark_startup(void);
+int64_t mem_startup(void);
+/* Bytes the allocator has committed from the system over the process (0
+ * when the build's allocator does not say). */
+size_t mem_committed(void);
+/* The allocator's own statistics as text, given to out in pieces; returns 0
+ * when the build's allocator has none (sanitizer builds use libc's). */
+int mem_stats_text(void (*out)(const char *msg, void *arg), void *arg);
 #endif

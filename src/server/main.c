@@ -107,6 +107,7 @@ int main(int argc, char **argv) {
     if (cfg_get(always_show_logo) || (isatty(STDOUT_FILENO) && !(cfg.logfile_s && *cfg.logfile_s)))
         log_msg(LOG_NOTICE, "shoal %s, mode standalone, Port: %lld, TLS port: %lld, PID: %d, shards: %d", SHOAL_VERSION,
                 (long long)cfg.port_i, (long long)cfg.tls_port_i, (int)getpid(), n);
+    mem_mark_startup(); /* MEMORY STATS startup.allocated: before any data */
     if (cfg_get(appendonly) ? aof_startup(n) < 0 : load_data(n) < 0) return 1; /* AOF wins over RDB, as Redis */
     if (shard_start_all() < 0) {
         log_msg(LOG_WARNING, "cannot start shard threads");

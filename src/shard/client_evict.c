@@ -294,3 +294,10 @@ uint64_t cevict_evicted_total(void) {
     for (int i = 0; i < nshards; i++) n += __atomic_load_n(&shards[i]->stat_evicted_clients, __ATOMIC_RELAXED);
     return n;
 }
+
+int64_t cevict_clients_mem(shard *s) {
+    if (cfg_get(maxmemory_clients)) return __atomic_load_n(&s->ce_sum, __ATOMIC_RELAXED);
+    int64_t sum = 0;
+    for (conn *c = s->conns; c; c = c->all_next) sum += (int64_t)conn_mem(c);
+    return sum;
+}

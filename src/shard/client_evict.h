@@ -52,6 +52,10 @@ void cevict_conn_closed(struct conn *c);
  * largest first; the chosen clients are marked (CLIENT KILL's way) and
  * their shards close them before their next message. */
 void cevict_all(void);
+/* Memory of s's clients (MEMORY STATS clients.normal): its sum while
+ * maxmemory-clients keeps one, else conn_mem over its connections. Under a
+ * hold of s or on its thread. */
+int64_t cevict_clients_mem(shard *s);
 /* INFO evicted_clients (any thread, approximate). */
 uint64_t cevict_evicted_total(void);
 #endif

@@ -392,6 +392,11 @@ void shard_add_cron_hook(void (*fn)(shard *s)) {
     if (ncron_hooks < SHARD_CRON_HOOKS) cron_hooks[ncron_hooks++] = fn;
 }
 
+void shard_purge_request(shard *s) {
+    s->release_cmds = s->stat_commands; /* the idle check below keeps the request */
+    s->release_state = 1;
+}
+
 void shard_cron(shard *s) {
     int64_t now = s->now_ms;
     s->lru_clock = (uint32_t)(now / 1000) & LRU_CLOCK_MAX;

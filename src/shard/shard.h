@@ -121,6 +121,9 @@ typedef struct shard {
 } shard;
 
 extern shard *shards[MAX_SHARDS];
+/* MEMORY PURGE: s gives its free pages back at its next cron tick (its
+ * heap is its own thread's). Under a hold of s or on its thread. */
+void shard_purge_request(shard *s);
 /* DEBUG's switches (any thread, relaxed atomics): the active expire cycle
  * runs while shard_active_expire is 1; the cron does nothing while
  * shard_cron_paused is 1. */

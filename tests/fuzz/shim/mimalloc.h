@@ -21,4 +21,16 @@ static inline void mi_option_set(mi_option_t o, long v) {
 }
 /* libc keeps its free pages itself (mem_release). */
 static inline void mi_collect(bool force) { (void)force; }
+/* libc gives no allocator figures (mem_committed, mem_stats_text): zeros
+ * and an empty report. */
+typedef void mi_output_fun(const char *msg, void *arg);
+static inline void mi_process_info(size_t *elapsed, size_t *utime, size_t *stime, size_t *rss, size_t *peak_rss,
+                                   size_t *commit, size_t *peak_commit, size_t *faults) {
+    *elapsed = *utime = *stime = *rss = *peak_rss = *commit = *peak_commit = *faults = 0;
+}
+static inline void mi_stats_merge(void) {}
+static inline void mi_stats_print_out(mi_output_fun *out, void *arg) {
+    (void)out;
+    (void)arg;
+}
 #endif
