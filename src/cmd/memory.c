@@ -120,7 +120,7 @@ static void stats_gather(cmd_ctx *c, mem_figures *m) {
 }
 
 /* MEMORY STATS: a map in Redis's order; a non-empty database is "db.N",
- * a map of its two overheads. */
+ * a map of its three overheads. */
 static void memory_stats(cmd_ctx *c) {
     mem_figures m;
     stats_gather(c, &m);
@@ -137,11 +137,13 @@ static void memory_stats(cmd_ctx *c) {
         char name[32];
         snprintf(name, sizeof name, "db.%d", m.dbs[i].id);
         reply_cstr(c, name);
-        reply_map(c, 2);
+        reply_map(c, 3);
         reply_cstr(c, "overhead.hashtable.main");
         reply_int(c, m.dbs[i].main);
         reply_cstr(c, "overhead.hashtable.expires");
         reply_int(c, m.dbs[i].expires);
+        reply_cstr(c, "overhead.hashtable.slot-to-keys"); /* cluster mode's index: shoal has none */
+        reply_int(c, 0);
     }
     zfree(m.dbs);
     struct {
