@@ -74,10 +74,14 @@ uint64_t shard_rand(shard *s) {
     x ^= x >> 7;
     x ^= x << 17;
     s->rnd = x;
-    /* xorshift64*: the multiply mixes the high bits into the low ones. Two
-     * bare xorshift outputs in a row have related low bits, so a bucket
-     * index and a position drawn one after the other were correlated. */
-    return x * 0x2545f4914f6cdd1dull;
+    /* xorshift64*, with the product's high half folded into its low one.
+     * The low bits of a product depend only on the low bits of x, and the
+     * low bits of the next x only on a few more of them: a bucket index
+     * (low bits) fixed the position drawn right after it, so SPOP emptied
+     * each bucket down to "its" position and then found nothing, 100,000
+     * tries per call. The high half depends on every bit of x. */
+    uint64_t z = x * 0x2545f4914f6cdd1dull;
+    return z ^ (z >> 32);
 }
 
 int shard_create_all(int n) {

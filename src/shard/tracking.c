@@ -704,7 +704,8 @@ static uint64_t trk_rand(void) {
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
-    return x;
+    uint64_t z = x * 0x2545f4914f6cdd1dull; /* low bits mixed from every bit of x (shard_rand) */
+    return z ^ (z >> 32);
 }
 
 /* tracking-table-max-keys: while the keys over every shard pass the
