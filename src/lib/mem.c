@@ -2,6 +2,7 @@
  * relaxed atomic stores (no lock prefix) and read by anyone. */
 #include "lib/mem.h"
 #include <mimalloc.h>
+#include <pthread.h>
 #ifdef SHOAL_LIBC_MALLOC
 /* Sanitizer builds: AddressSanitizer only sees libc's allocator, so route
  * every block through it to have overflows and use-after-free caught. */
@@ -121,7 +122,14 @@ void mem_huge_pages(int on) {
 
 void mem_release(void) {
 #ifndef SHOAL_LIBC_MALLOC
+    /* the delay is global: one thread at a time zeroes and restores it */
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    long delay = mi_option_get(mi_option_decommit_delay);
+    mi_option_set(mi_option_decommit_delay, 0);
     mi_collect(true);
+    mi_option_set(mi_option_decommit_delay, delay);
+    pthread_mutex_unlock(&lock);
 #endif
 }
 

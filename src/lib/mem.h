@@ -40,7 +40,8 @@ void mem_huge_pages(int on);
 size_t mem_huge_bytes(void);
 /* Hands the calling thread's free pages back to the system (the
  * allocator otherwise does that only inside its own calls, which an idle
- * thread does not make). */
+ * thread does not make, and 25 ms after the free: the pages this call
+ * frees are decommitted at once). */
 void mem_release(void);
 /* The highest mem_used() seen so far, after counting the current figure
  * (INFO used_memory_peak, MEMORY STATS peak.allocated). Any thread. */

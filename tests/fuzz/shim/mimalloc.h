@@ -14,10 +14,14 @@ static inline void *mi_realloc(void *p, size_t n) { return realloc(p, n ? n : 1)
 static inline void mi_free(void *p) { free(p); }
 static inline size_t mi_usable_size(const void *p) { return p ? malloc_usable_size((void *)p) : 0; }
 /* Options have no effect on libc malloc (mem_huge_pages). */
-typedef enum { mi_option_large_os_pages } mi_option_t;
+typedef enum { mi_option_large_os_pages, mi_option_decommit_delay } mi_option_t;
 static inline void mi_option_set(mi_option_t o, long v) {
     (void)o;
     (void)v;
+}
+static inline long mi_option_get(mi_option_t o) {
+    (void)o;
+    return 0;
 }
 /* libc keeps its free pages itself (mem_release). */
 static inline void mi_collect(bool force) { (void)force; }
