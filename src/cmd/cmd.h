@@ -175,6 +175,7 @@ struct cmd_ctx {
     int reroute;    /* set by the handler, which wrote nothing: run it again holding every shard */
     uint64_t client; /* without a session: the client's tracking word (shard/tracking.h) */
     int watch_bumped; /* set by exec_command: its keys' WATCH versions moved before the handler */
+    int serve_later;  /* exec_command leaves the blocked clients it made ready to its caller */
 };
 
 /* The database holding key in this context (the scratch one when set). */

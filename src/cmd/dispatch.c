@@ -25,6 +25,7 @@
 #include "net/conn.h"
 #include "shard/tracking.h"
 #include "shard/tx.h"
+#include "repl/master.h"
 #include "shard/watch.h"
 #include <ctype.h>
 #include <stdio.h>
@@ -162,7 +163,7 @@ void exec_command(cmd_ctx *c) {
     latency_add_sample_if_needed(c->cmd->flags & CMD_FAST ? "fast-command" : "command", c->dur_ns / 1000000);
     aof_log(c, reply_at); /* AOF: log the command as it propagates (before waking blocked clients) */
     if ((c->cmd->flags & CMD_WRITE) && !c->unchanged) __atomic_store_n(&sh->dirty, sh->dirty + 1, __ATOMIC_RELAXED);
-    if ((sh->block_ready || c->tx) && !c->in_exec && !c->scratch) block_serve_ready(c);
+    if ((sh->block_ready || c->tx) && !c->in_exec && !c->scratch && !c->serve_later) block_serve_ready(c);
 }
 
 static void run_local(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, buf *out,
@@ -323,6 +324,12 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
                ((cmd->flags & CMD_WRITE) || !strcmp(cmd->name, "ping"))) {
         resp_error(out, MISCONF_ERR);
         cmdstats_error(s->sh, MISCONF_ERR);
+        cmdstats_reject(s->sh, cmd);
+        multi_doom(s);
+    } else if (__builtin_expect(cfg_get(min_replicas_to_write) > 0, 0) && (cmd->flags & CMD_WRITE) &&
+               !repl_enough_good_replicas()) {
+        resp_error(out, NOREPLICAS_ERR);
+        cmdstats_error(s->sh, NOREPLICAS_ERR);
         cmdstats_reject(s->sh, cmd);
         multi_doom(s);
     } else if (s->pubsub && pubsub_refuses(s, cmd, err, sizeof err)) { /* RESP2 subscribed mode */

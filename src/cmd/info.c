@@ -8,6 +8,7 @@
 #include "shard/evict.h"
 #include "shard/lazyfree.h"
 #include "cmd/info.h"
+#include "repl/master.h"
 #include "cmd/migrate.h"
 #include "cmd/cmd.h"
 #include "cmd/script.h"
@@ -156,12 +157,7 @@ static void sec_stats(buf *o, const info_src *src) {
                tk[0], tk[1], tk[2], (unsigned long long)cmdstats_total_errors(src->ids, src->n));
 }
 
-static void sec_replication(buf *o, const info_src *src) {
-    buf_adds(o, "role:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\n"
-                "master_replid:0000000000000000000000000000000000000000\r\n"
-                "master_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\n"
-                "second_repl_offset:-1\r\nrepl_backlog_active:0\r\n");
-}
+static void sec_replication(buf *o, const info_src *src) { repl_info(o); }
 
 static void sec_cpu(buf *o, const info_src *src) {
     struct rusage self, kids;

@@ -189,6 +189,7 @@ struct scan_walk {
     const char *type; /* TYPE, or NULL */
     size_t tlen;
     int64_t now;
+    buf expired; /* keys found expired (length, bytes): deleted after the walk, as Redis's SCAN does */
 };
 
 static void scan_visit(void *ud, entry *e) {
@@ -196,7 +197,11 @@ static void scan_visit(void *ud, entry *e) {
     size_t kl;
     const char *k = (const char *)entry_keyp(e, &kl);
     w->seen++;
-    if (entry_has_ttl(e) && w->now > entry_expire(e)) return;
+    if (entry_has_ttl(e) && w->now > entry_expire(e)) {
+        buf_add(&w->expired, &kl, sizeof kl);
+        buf_add(&w->expired, k, kl);
+        return;
+    }
     if (w->pat && !glob_match(w->pat, w->plen, k, kl, 0)) return;
     if (w->type && !str_eq_ci(w->type, w->tlen, type_name(e))) return;
     resp_bulk(&w->keys, k, kl);
@@ -259,6 +264,15 @@ static void scan_cmd(cmd_ctx *c) {
     reply_array(c, w.n);
     if (w.keys.len) buf_add(c->out, w.keys.p, w.keys.len);
     buf_free(&w.keys);
+    /* the expired keys it met go now (their DELs are logged and replicated) */
+    db *d = ctx_shard_db(c, s, c->dbid);
+    for (size_t at = 0; at < w.expired.len;) {
+        size_t kl;
+        memcpy(&kl, w.expired.p + at, sizeof kl);
+        db_find(d, w.expired.p + at + sizeof kl, kl, w.now);
+        at += sizeof kl + kl;
+    }
+    buf_free(&w.expired);
 }
 
 /* ---- RANDOMKEY ---- */

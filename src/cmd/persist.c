@@ -172,7 +172,7 @@ static void run_internal(shard *sh, const char *name) {
 /* auto-aof-rewrite-percentage / -min-size: the AOF grew enough past its base. */
 static int aof_grown(void) {
     int64_t pct = cfg_get(auto_aof_rewrite_percentage);
-    if (!aof_active() || pct <= 0) return 0;
+    if (!aof_file_active() || pct <= 0) return 0;
     uint64_t cur, base;
     aof_sizes(&cur, &base);
     if (cur < (uint64_t)cfg_get(auto_aof_rewrite_min_size)) return 0;

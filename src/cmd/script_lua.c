@@ -32,6 +32,7 @@
 #include <lualib.h>
 #include <ctype.h>
 #include <math.h>
+#include "repl/master.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +285,8 @@ static int do_call(lua_State *L, int raise) {
     if (cmd && !err) err = acl_refused(r, cmd, argc, argv, argl);
     if (cmd && !err && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) && r->ro) /* as Redis: may-replicate counts */
         err = "ERR Write commands are not allowed from read-only scripts.";
+    if (cmd && !err && (cmd->flags & CMD_WRITE) && !repl_enough_good_replicas())
+        err = NOREPLICAS_ERR; /* a script without flags: its write (one with flags never started) */
     if (cmd && !err && r->oom && !r->wrote && (cmd->flags & CMD_DENYOOM) && !(r->flags & SF_ALLOW_OOM)) {
         err = OOM_ERR; /* over maxmemory at its start, and nothing written yet: it can still stop (Redis) */
     }
@@ -997,6 +1000,13 @@ void slua_run(lua_State *L, script_run *r, int nargs) {
     shard *sh = r->c->sh;
     r->oom = cfg_get(maxmemory) > 0 && !aof_loading &&
              ((evict_policy() & EVP_NONE) ? evict_over(sh) : evict_run(sh) == EVICT_FAIL);
+    if (!(r->flags & (SF_COMPAT | SF_NO_WRITES)) && !repl_enough_good_replicas()) { /* min-replicas-to-write */
+        resp_error(r->c->out, NOREPLICAS_ERR);
+        cmdstats_error(sh, NOREPLICAS_ERR);
+        cur = outer;
+        lua_settop(L, base);
+        return;
+    }
     if (r->oom && !(r->flags & (SF_COMPAT | SF_ALLOW_OOM | SF_NO_WRITES))) { /* a script with flags says so */
         /* Redis refuses it as a deny-oom command before it starts; inside EXEC it says why */
         const char *e = r->c->in_exec ? "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'"

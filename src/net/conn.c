@@ -32,6 +32,7 @@ static uint64_t next_id = 1;
 uint64_t session_next_id(void) { return __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED); }
 int conn_count_total = 0; /* atomic: every shard's connections */
 const char *(*conn_session_hook)(session *s, int is_local);
+void (*conn_replica_closed_hook)(conn *c);
 const char *(*conn_user_name_hook)(const session *s);
 
 int conn_admit(conn *c, int is_local) {
@@ -193,6 +194,7 @@ void conn_close(conn *c) {
     }
     pubsub_session_free(&c->s);
     tracking_conn_close(&c->s);
+    if (c->repl) conn_replica_closed_hook(c);
     epoll_ctl(sh->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     if (c->ssl) tls_conn_close(c);
     close(c->fd);
@@ -502,6 +504,7 @@ void conn_serve_busy(shard *sh, conn *skip) {
 static void conn_flags(conn *c, char *f) {
     char *p = f;
     if (pubsub_count(&c->s, PS_MONITOR)) *p++ = 'O';
+    else if (c->s.flags & SESS_REPLICA) *p++ = 'S';
     if (pubsub_total(&c->s)) *p++ = 'P';
     if (c->s.multi) *p++ = 'x';
     if (c->blocked) *p++ = 'b';
@@ -509,7 +512,7 @@ static void conn_flags(conn *c, char *f) {
     if (tracking_broken(&c->s)) *p++ = 'R';
     if (tracking_bcast(&c->s)) *p++ = 'B';
     if (c->is_unix) *p++ = 'U';
-    if (c->s.flags & SESS_NO_EVICT) *p++ = 'e';
+    if ((c->s.flags & SESS_NO_EVICT) && !(c->s.flags & SESS_REPLICA)) *p++ = 'e'; /* (a replica is never evicted, and not flagged) */
     if (p == f) *p++ = 'N';
     *p = 0;
 }

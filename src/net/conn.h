@@ -24,6 +24,7 @@ enum {
     SESS_REPLY_SKIP = 1 << 3,      /* skip the reply of this command */
     SESS_NO_EVICT = 1 << 4,
     SESS_CLOSE_ASAP = 1 << 5,
+    SESS_REPLICA = 1 << 6, /* an attached replica (repl/master.c): no replies, never evicted or timed out */
 };
 
 typedef struct multi_state multi_state; /* cmd/multi.c */
@@ -82,6 +83,7 @@ typedef struct conn {
     struct conn *pend_next;
     struct conn *write_next;
     int in_pending, in_write, closed, epout, in_grave;
+    struct repl_peer *repl; /* an attached replica (repl/master.c) */
     int64_t last_io_ms;
     int64_t last_out_ms; /* the last write that sent bytes */
     char addr[128], laddr[128];
@@ -159,6 +161,8 @@ void conn_write_all(struct shard *sh);
 void conn_serve_busy(struct shard *sh, conn *skip);
 /* Closes now (the memory goes when nothing is in flight). */
 void conn_close(conn *c);
+/* Called by conn_close for a connection that is a replica (repl/). */
+extern void (*conn_replica_closed_hook)(conn *c);
 void conn_release_if_done(conn *c);
 /* Frees the connections closed during this loop turn. */
 void conn_free_closed(struct shard *sh);

@@ -42,10 +42,11 @@ typedef struct aof_slot {
     buf b;
     int first_db, last_db; /* databases of the first and the last command in b */
     uint32_t ncmds;
+    uint32_t nexpired; /* of ncmds, DELs of keys found expired */
     int in_tx; /* between aof_tx_begin and aof_tx_end */
     int tx_last_db; /* last_db at aof_tx_begin (aof_tx_discard) */
     size_t tx_at;
-    uint32_t tx_cmds;
+    uint32_t tx_cmds, tx_expired;
     uint64_t need; /* stream offset that must be synced before replies (always) */
 } __attribute__((aligned(64))) aof_slot;
 
@@ -53,7 +54,8 @@ static aof_slot slots[MAX_SHARDS];
 
 static struct {
     pthread_mutex_t lock, sync_lock;
-    int on;      /* atomic: feeding */
+    int on;      /* atomic: feeding; ON_FILE and ON_SINK bits */
+    aof_sink_fn *sink; /* the second consumer (replication), under lock */
     int fd;      /* the incr file, -1 when off; changed under both locks */
     int file_db; /* database the stream is in after its last byte (-1: unknown) */
     int64_t ts;  /* second of the last #TS annotation */
@@ -70,10 +72,13 @@ static struct {
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 
-int aof_active(void) { return __atomic_load_n(&W.on, __ATOMIC_RELAXED); }
+enum { ON_FILE = 1, ON_SINK = 2 };
+
+int aof_active(void) { return __atomic_load_n(&W.on, __ATOMIC_RELAXED) != 0; }
+int aof_file_active(void) { return (__atomic_load_n(&W.on, __ATOMIC_RELAXED) & ON_FILE) != 0; }
 
 size_t aof_buffered_bytes(void) {
-    if (!aof_active()) return 0;
+    if (!aof_file_active()) return 0;
     size_t n = __atomic_load_n(&W.npending, __ATOMIC_RELAXED);
     for (int i = 0; i < nshards; i++) n += __atomic_load_n(&slots[i].b.cap, __ATOMIC_RELAXED);
     return n;
@@ -106,6 +111,7 @@ void aof_feed_expired(db *d, const char *key, size_t klen) {
     const char *argv[2] = {"DEL", key};
     size_t argl[2] = {3, klen};
     aof_feed(sh, d->id, 2, argv, argl);
+    slots[sh->id].nexpired++;
 }
 
 void aof_tx_begin(shard *sh) {
@@ -113,6 +119,7 @@ void aof_tx_begin(shard *sh) {
     if (s->in_tx++) return; /* nested (a script inside a whole-shard transaction): one block */
     s->tx_at = s->b.len;
     s->tx_cmds = s->ncmds;
+    s->tx_expired = s->nexpired;
     s->tx_last_db = s->last_db;
 }
 
@@ -121,13 +128,17 @@ void aof_tx_discard(shard *sh) {
     if (!s->in_tx) return;
     s->b.len = s->tx_at;
     s->ncmds = s->tx_cmds;
+    s->nexpired = s->tx_expired;
     s->last_db = s->tx_last_db;
 }
 
 void aof_tx_end(shard *sh) {
     aof_slot *s = &slots[sh->id];
     if (--s->in_tx > 0) return;
-    if (s->ncmds - s->tx_cmds < 2) return;
+    uint32_t n = s->ncmds - s->tx_cmds, real = n - (s->nexpired - s->tx_expired);
+    /* one command needs no block, nor do lazy expiry's DELs of a command
+     * that wrote nothing (RANDOMKEY, SCAN: Redis 7.0 propagates them bare) */
+    if (n < 2 || real == 0) return;
     static const char multi[] = "*1\r\n$5\r\nMULTI\r\n", exec[] = "*1\r\n$4\r\nEXEC\r\n";
     buf_insert(&s->b, s->tx_at, multi, sizeof multi - 1);
     buf_add(&s->b, exec, sizeof exec - 1);
@@ -258,8 +269,9 @@ static void commit_locked(aof_slot *s) {
         append_stream(pre, pl, s->b.p, s->b.len);
         s->need = W.end;
     }
+    if (W.sink && s->b.len) W.sink(s->first_db, s->last_db, s->b.p, s->b.len);
     s->b.len = 0;
-    s->ncmds = 0;
+    s->ncmds = s->nexpired = 0;
     if (s->b.cap > (4u << 20)) buf_free(&s->b);
 }
 
@@ -367,7 +379,7 @@ int aof_before_send_outer(shard *sh) {
 int aof_deny(const command *cmd, char *err, size_t errlen) {
     int e = LOAD(W.write_errno);
     if (!e) e = LOAD(W.fsync_errno);
-    if (!e || !aof_active()) return 0;
+    if (!e || !aof_file_active()) return 0;
     if (!(cmd->flags & CMD_WRITE) && strcmp(cmd->name, "ping") != 0) return 0;
     snprintf(err, errlen, "MISCONF Errors writing to the AOF file: %s", strerror(e));
     return 1;
@@ -388,7 +400,7 @@ void aof_writer_open(int fd, uint64_t incr_size, uint64_t base_size) {
     W.base_size = base_size;
     STORE(W.write_errno, 0);
     STORE(W.fsync_errno, 0);
-    __atomic_store_n(&W.on, 1, __ATOMIC_RELEASE);
+    __atomic_or_fetch(&W.on, ON_FILE, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&W.sync_lock);
     if (!W.sync_thread) {
         pthread_t th;
@@ -398,13 +410,11 @@ void aof_writer_open(int fd, uint64_t incr_size, uint64_t base_size) {
     pthread_mutex_unlock(&W.lock);
 }
 
+static void commit_all_locked(void);
+
 void aof_writer_switch(int fd) {
     pthread_mutex_lock(&W.lock);
-    for (int i = 0; i < nshards; i++) {
-        aof_slot *s = &slots[i];
-        if (s->b.len) commit_locked(s);
-        if (s->in_tx) s->tx_at = s->tx_cmds = 0; /* the coordinator of the rewrite itself */
-    }
+    commit_all_locked();
     if (W.fd >= 0) flush_pending();
     pthread_mutex_lock(&W.sync_lock);
     if (W.fd >= 0) {
@@ -417,6 +427,31 @@ void aof_writer_switch(int fd) {
     W.file_start = W.end;
     STORE(W.synced, LOAD(W.written));
     pthread_mutex_unlock(&W.sync_lock);
+    pthread_mutex_unlock(&W.lock);
+}
+
+/* Commits every shard's buffer to the file alone (the caller holds every
+ * shard, or the threads stopped). W.lock held. */
+static void commit_all_locked(void) {
+    for (int i = 0; i < nshards; i++) {
+        aof_slot *s = &slots[i];
+        if (s->b.len) commit_locked(s);
+        if (s->in_tx) s->tx_at = s->tx_cmds = s->tx_expired = 0; /* the coordinator of the caller itself */
+    }
+}
+
+void aof_sink_start(aof_sink_fn *fn) {
+    pthread_mutex_lock(&W.lock);
+    commit_all_locked(); /* to the sink already on, if any: not after the caller's cut */
+    W.sink = fn;
+    __atomic_or_fetch(&W.on, ON_SINK, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&W.lock);
+}
+
+void aof_sink_stop(void) {
+    pthread_mutex_lock(&W.lock);
+    W.sink = NULL; /* what the shards hold goes to the file alone when they commit it */
+    __atomic_and_fetch(&W.on, ~ON_SINK, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&W.lock);
 }
 
@@ -442,7 +477,7 @@ void aof_writer_close(void) {
         W.pending.len = 0;
         STORE(W.npending, 0);
     }
-    __atomic_store_n(&W.on, 0, __ATOMIC_RELEASE);
+    __atomic_and_fetch(&W.on, ~ON_FILE, __ATOMIC_RELEASE);
     pthread_mutex_lock(&W.sync_lock);
     if (W.fd >= 0) {
         if (fdatasync(W.fd) < 0) log_msg(LOG_WARNING, "Fail to fsync the AOF file: %s", strerror(errno));
@@ -458,7 +493,7 @@ void aof_writer_close(void) {
 }
 
 void aof_shutdown(void) {
-    if (!aof_active()) return;
+    if (!aof_file_active()) return;
     log_msg(LOG_NOTICE, "Calling fsync() on the AOF file.");
     pthread_mutex_lock(&W.lock);
     if (W.fd >= 0) flush_pending();
@@ -472,7 +507,7 @@ void aof_shutdown(void) {
 
 
 void aof_info(buf *o) {
-    int on = aof_active();
+    int on = aof_file_active();
     int ok = !LOAD(W.write_errno) && !LOAD(W.fsync_errno);
     buf_printf(o,
                "aof_enabled:%d\r\naof_rewrite_in_progress:%d\r\naof_rewrite_scheduled:%d\r\n"

@@ -36,8 +36,22 @@ extern int aof_loading;
 
 /* ---- feeding (a shard thread, about its own buffer) ---- */
 
-/* 1 while commands are logged (appendonly yes and the file is open). */
+/* 1 while commands are logged: the file is open (appendonly yes) or a
+ * sink takes the stream (replication). */
 int aof_active(void);
+/* 1 while the file is open (appendonly yes). */
+int aof_file_active(void);
+/* The second consumer of the logged stream (repl/master.c): called under
+ * the writer's lock with each committed buffer, in commit order, with the
+ * databases of its first and last command (a SELECT goes before a buffer
+ * whose first database differs from the stream's). */
+typedef void aof_sink_fn(int first_db, int last_db, const char *p, size_t n);
+/* The caller holds every shard: what the shards logged so far is
+ * committed (to the file and the sink already on), and everything logged
+ * from now on goes to fn too (logged even with appendonly no). */
+void aof_sink_start(aof_sink_fn *fn);
+/* Feeding the sink stops (any shard thread). */
+void aof_sink_stop(void);
 /* Bytes held in the shards' buffers and the unwritten backlog (INFO
  * mem_not_counted_for_evict). Any thread; approximate while they move. */
 size_t aof_buffered_bytes(void);

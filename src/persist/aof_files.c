@@ -209,7 +209,7 @@ static void remove_old(const aof_manifest *old, const aof_manifest *m) {
 }
 
 int aof_enable(char *err, size_t errlen) {
-    if (aof_active()) return 0;
+    if (aof_file_active()) return 0;
     int64_t t0 = mono_us();
     aof_manifest old, m = {0};
     if (aof_manifest_read(&old) < 0) memset(&old, 0, sizeof old); /* a bad one is replaced */
@@ -254,7 +254,7 @@ int aof_enable(char *err, size_t errlen) {
 }
 
 void aof_disable(void) {
-    if (!aof_active()) return;
+    if (!aof_file_active()) return;
     aof_writer_close();
     log_msg(LOG_NOTICE, "AOF disabled: appending stopped");
 }
@@ -330,7 +330,7 @@ int aof_rewrite_start(const int *ids, int n, int64_t now_ms, char *err, size_t e
         snprintf(err, errlen, "ERR Can't read the AOF manifest");
         return -1;
     }
-    if (!aof_active()) { /* as Redis with appendonly no: a new base, the manifest lists it alone */
+    if (!aof_file_active()) { /* as Redis with appendonly no: a new base, the manifest lists it alone */
         rewrite *rw = zcalloc(sizeof *rw);
         rw->t0 = mono_us();
         rw->base_seq = a.base_seq + 1;

@@ -55,14 +55,16 @@ static const char *bin_ptr[NROWS];
 static size_t bin_len[NROWS];
 
 /* Redis 7.0's other names of directives (its `alias` column): what Redis 6
- * called a ziplist is a listpack in 7.0. The replica-* directives' slave-*
- * forms come with replication, which shoal does not have. */
+ * called a ziplist is a listpack in 7.0; the replica-* directives' slave-*
+ * forms. */
 static const struct {
     const char *alias, *name;
 } aliases[] = {
     {"hash-max-ziplist-entries", "hash-max-listpack-entries"}, {"hash-max-ziplist-value", "hash-max-listpack-value"},
     {"zset-max-ziplist-entries", "zset-max-listpack-entries"}, {"zset-max-ziplist-value", "zset-max-listpack-value"},
     {"list-max-ziplist-size", "list-max-listpack-size"}, {"lua-time-limit", "busy-reply-threshold"},
+    {"repl-ping-slave-period", "repl-ping-replica-period"}, {"min-slaves-to-write", "min-replicas-to-write"},
+    {"min-slaves-max-lag", "min-replicas-max-lag"},
 };
 #define NALIASES ((int)(sizeof aliases / sizeof aliases[0]))
 

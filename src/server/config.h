@@ -104,6 +104,11 @@ enum {
     X("auto-aof-rewrite-min-size", auto_aof_rewrite_min_size, CT_MEM, "64mb", 0, INT64_MAX, 1)                         \
     X("maxmemory", maxmemory, CT_MEM, "0", 0, INT64_MAX, 1)                                                            \
     X("maxmemory-clients", maxmemory_clients, CT_MEMPCT, "0", -100, INT64_MAX, 1)                                     \
+    X("repl-backlog-size", repl_backlog_size, CT_MEM, "1mb", 1, INT64_MAX, 1)                                         \
+    X("repl-backlog-ttl", repl_backlog_ttl, CT_INT, "3600", 0, 2147483647, 1)                                         \
+    X("repl-ping-replica-period", repl_ping_replica_period, CT_INT, "10", 1, 2147483647, 1)                           \
+    X("min-replicas-to-write", min_replicas_to_write, CT_INT, "0", 0, 2147483647, 1)                                  \
+    X("min-replicas-max-lag", min_replicas_max_lag, CT_INT, "10", 0, 2147483647, 1)                                   \
     X("maxmemory-policy", maxmemory_policy, CT_STR, "noeviction", 0, 0, 1)                                             \
     X("maxmemory-samples", maxmemory_samples, CT_INT, "5", 1, INT32_MAX, 1)                                            \
     X("maxmemory-eviction-tenacity", maxmemory_eviction_tenacity, CT_INT, "10", 0, 100, 1)                             \

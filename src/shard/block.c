@@ -492,6 +492,14 @@ static int serve_shard(cmd_ctx *c, shard *sh) {
 
 void block_serve_ready(cmd_ctx *c) {
     if (c->serve_key) return; /* the outer loop goes on */
+    int any = c->sh->block_ready != NULL;
+    for (int i = 0; c->tx && !any && i < c->tx->n; i++) any = shards[c->tx->ids[i]]->block_ready != NULL;
+    if (!any) return;
+    /* The clock moves on first, as Redis's before it serves: a key that
+     * expired while the command ran (DEBUG SLEEP inside EXEC) is gone for
+     * its waiters, and its DEL is logged. */
+    int64_t now = mstime();
+    if (now > c->sh->now_ms) c->sh->now_ms = now;
     int again = 1;
     while (again) {
         again = 0;

@@ -390,6 +390,7 @@ int shard_active_expire = 1;
 int shard_cron_paused;
 
 static void (*cron_hooks[SHARD_CRON_HOOKS])(shard *s);
+void (*shard_replica_pump)(shard *s);
 static int ncron_hooks;
 
 void shard_add_cron_hook(void (*fn)(shard *s)) {
@@ -480,7 +481,7 @@ void shard_cron(shard *s) {
     if (tmo > 0) {
         for (conn *c = s->conns; c;) {
             conn *next = c->all_next;
-            if (!c->waiting && !c->inflight && now - c->last_io_ms > tmo * 1000) {
+            if (!c->waiting && !c->inflight && !(c->s.flags & SESS_REPLICA) && now - c->last_io_ms > tmo * 1000) {
                 log_msg(LOG_VERBOSE, "Closing idle client");
                 conn_close(c);
             }
@@ -696,7 +697,7 @@ static void *shard_main(void *arg) {
         int timeout = 0;
         int walking = s->snap && !s->locked_by; /* a background save wants turns */
         if (!s->out_dirty && !s->write_head && !s->sched_dirty && !(s->pending_head && !s->locked_by) && !s->busy_deferred &&
-            !(walking && !snap_backlogged(s)) && !(s->ev_pending && !s->locked_by)) {
+            !(walking && !snap_backlogged(s)) && !(s->ev_pending && !s->locked_by) && !s->repl_more) {
             int64_t now = mstime();
             int64_t left = s->next_cron - now;
             int64_t b = block_next_deadline(s);
@@ -751,6 +752,8 @@ static void *shard_main(void *arg) {
         if (s->sched_dirty) tx_settle(s);
         if (cfg_get(maxmemory) > 0) evict_publish(s); /* key counts, for other shards' share of an eviction */
         shard_flush(s);
+        if (__atomic_load_n(&s->nreplicas, __ATOMIC_RELAXED)) shard_replica_pump(s);
+        else s->repl_more = 0;
         conn_write_all(s);
         cevict_poll(s);
         if (s->snap && !s->locked_by) snap_step(s); /* after the replies, which it would hold back a step */

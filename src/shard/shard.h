@@ -58,6 +58,8 @@ typedef struct shard {
     pthread_mutex_t conns_lock; /* guards the conns list against readers on other threads */
     struct conn *grave;                        /* closed, freed at the end of the turn */
     int nconns;
+    int nreplicas; /* its connections that are replicas (repl/master.c; atomic) */
+    int repl_more; /* a replica has more to send right away: no sleep */
 
     uint64_t rnd;
     int64_t now_ms;      /* cached at each loop turn */
@@ -179,8 +181,11 @@ void shard_cron(shard *s);
  * (cmd/ registers them at start: the scripting engine drops a Lua state
  * that SCRIPT FLUSH made stale, MIGRATE closes idle cached connections).
  * At most SHARD_CRON_HOOKS; before the shards start. */
-#define SHARD_CRON_HOOKS 4
+#define SHARD_CRON_HOOKS 8
 void shard_add_cron_hook(void (*fn)(shard *s));
+/* Each loop turn of a shard with replicas, after its log is committed and
+ * before replies are written: the replication stream's sender (repl/). */
+extern void (*shard_replica_pump)(shard *s);
 
 /* A shard busy with one long command (a script past busy-reply-threshold):
  * bit i set while shard i is. Atomic; the dispatcher answers BUSY to

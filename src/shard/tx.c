@@ -4,6 +4,7 @@
  * own shard is handed over by a direct call instead of a message. */
 #include "shard/tracking.h"
 #include "shard/tx.h"
+#include "shard/block.h"
 #include "cmd/dispatch.h"
 #include "lib/mem.h"
 #include "persist/aof.h"
@@ -378,10 +379,14 @@ static void release_all(tx *t) {
 static int run_whole(tx *t) {
     shard *sh = t->coord;
     cmd_ctx c = {.sh = sh, .sess = t->sess, .tx = t, .cmd = t->cmd, .argc = t->argc,
-                 .argv = t->argv, .argl = t->argl, .dbid = t->dbid, .resp = t->resp, .out = tx_out(t)};
+                 .argv = t->argv, .argl = t->argl, .dbid = t->dbid, .resp = t->resp, .out = tx_out(t),
+                 .serve_later = 1};
     aof_tx_begin(sh); /* AOF: what this runs is one MULTI/EXEC block, written before the RELEASEs leave */
     exec_command(&c);
     aof_tx_end(sh);
+    /* then the clients it woke, as Redis: what they log (a pop, the DEL of
+     * a key found expired) follows the block */
+    if (!c.reroute) block_serve_ready(&c);
     return c.reroute;
 }
 
