@@ -14,12 +14,14 @@
 #include "persist/snapshot.h"
 #include "shard/block.h"
 #include "shard/tracking.h"
+#include "shard/tx.h"
 #include "shard/watch.h"
 #include "lib/mem.h"
 #include "server/config.h"
 #include "shard/lazyfree.h"
 #include "shard/evict.h"
 #include "shard/shard.h"
+#include "shard/tx.h"
 #include "cmd/notify.h"
 #include <limits.h>
 
@@ -177,6 +179,17 @@ static db *key_db(cmd_ctx *c, const char *key, size_t klen, int dbid) {
 static int scan_route(int argc, const char **argv, const size_t *argl, int n) {
     uint64_t cur;
     if (argc < 2 || !str2cursor(argv[1], argl[1], &cur)) return -1;
+    if (cur == 0 && n > 1) {
+        /* A keyspace COUNT covers (every shard's count as its last loop
+         * turn left it): one call walks it all, as Redis's first SCAN of a
+         * small database returns every key and cursor 0. */
+        long long count = 10;
+        for (int i = 2; i + 1 < argc; i += 2)
+            if (str_eq_ci(argv[i], argl[i], "count") && !str2ll(argv[i + 1], argl[i + 1], &count)) count = 0;
+        uint64_t keys = 0;
+        for (int i = 0; i < n; i++) keys += __atomic_load_n(&shards[i]->pub_keys, __ATOMIC_RELAXED);
+        if (count > 0 && keys <= (uint64_t)count) return ROUTE_ALL;
+    }
     return (int)(cur % (uint64_t)n);
 }
 
@@ -248,13 +261,27 @@ static void scan_cmd(cmd_ctx *c) {
     long long count = 10;
     if (!scan_options(c, &w, &count)) return;
     /* Routing put us on the cursor's shard; only a transaction may reach
-     * another one. */
+     * another one, and one holding every shard goes on into the next
+     * shards while the budget lasts. */
     int s = c->tx ? (int)(cur % (uint64_t)nshards) : c->sh->id;
+    int all = c->tx && c->tx->n == nshards;
     uint64_t tcur = cur / (uint64_t)nshards;
-    table *t = ctx_shard_db(c, s, c->dbid)->t;
     long long steps = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10; /* bounds empty buckets */
-    do tcur = table_scan(t, tcur, scan_visit, &w);
-    while (tcur && w.seen < count && --steps > 0);
+    for (;;) {
+        db *d = ctx_shard_db(c, s, c->dbid);
+        do tcur = table_scan(d->t, tcur, scan_visit, &w);
+        while (tcur && w.seen < count && --steps > 0);
+        /* the expired keys it met go now (their DELs are logged and replicated) */
+        for (size_t at = 0; at < w.expired.len;) {
+            size_t kl;
+            memcpy(&kl, w.expired.p + at, sizeof kl);
+            db_find(d, w.expired.p + at + sizeof kl, kl, w.now);
+            at += sizeof kl + kl;
+        }
+        w.expired.len = 0;
+        if (tcur || !all || s + 1 >= nshards || w.seen >= count || steps <= 0) break;
+        s++;
+    }
     uint64_t next;
     if (tcur) next = tcur * (uint64_t)nshards + (uint64_t)s;
     else next = s + 1 < nshards ? (uint64_t)(s + 1) : 0;
@@ -264,14 +291,6 @@ static void scan_cmd(cmd_ctx *c) {
     reply_array(c, w.n);
     if (w.keys.len) buf_add(c->out, w.keys.p, w.keys.len);
     buf_free(&w.keys);
-    /* the expired keys it met go now (their DELs are logged and replicated) */
-    db *d = ctx_shard_db(c, s, c->dbid);
-    for (size_t at = 0; at < w.expired.len;) {
-        size_t kl;
-        memcpy(&kl, w.expired.p + at, sizeof kl);
-        db_find(d, w.expired.p + at + sizeof kl, kl, w.now);
-        at += sizeof kl + kl;
-    }
     buf_free(&w.expired);
 }
 

@@ -680,6 +680,13 @@ static void close_killed(shard *s) {
     }
 }
 
+/* Its key count for other threads (a hint: SCAN's routing). */
+static inline void publish_keys(shard *s) {
+    uint64_t n = 0;
+    for (int d = 0; d < (int)cfg.databases_i; d++) n += db_size(&s->dbs[d]);
+    if (n != s->pub_keys) __atomic_store_n(&s->pub_keys, n, __ATOMIC_RELAXED);
+}
+
 static void *shard_main(void *arg) {
     shard *s = arg;
     self = s;
@@ -751,6 +758,7 @@ static void *shard_main(void *arg) {
         }
         if (s->sched_dirty) tx_settle(s);
         if (cfg_get(maxmemory) > 0) evict_publish(s); /* key counts, for other shards' share of an eviction */
+        publish_keys(s);
         shard_flush(s);
         if (__atomic_load_n(&s->nreplicas, __ATOMIC_RELAXED)) shard_replica_pump(s);
         else s->repl_more = 0;

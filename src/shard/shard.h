@@ -59,6 +59,7 @@ typedef struct shard {
     struct conn *grave;                        /* closed, freed at the end of the turn */
     int nconns;
     int nreplicas; /* its connections that are replicas (repl/master.c; atomic) */
+    uint64_t pub_keys; /* keys in all its databases as its last loop turn left them (atomic; SCAN's routing) */
     int repl_more; /* a replica has more to send right away: no sleep */
 
     uint64_t rnd;

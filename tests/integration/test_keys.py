@@ -521,3 +521,15 @@ def test_resp3_nulls(r, server):
     payload += cmd(b"RANDOMKEY") + cmd(b"PING")
     out = raw_exchange(server, payload, read_until=b"+PONG\r\n")
     assert out.endswith(b"_\r\n_\r\n_\r\n+PONG\r\n")
+
+
+def test_scan_of_a_small_keyspace_returns_it_in_one_call(r):
+    # as Redis's first SCAN of a database with fewer keys than COUNT: every
+    # key and cursor 0, with keys on every shard
+    names = [b"small:%d" % i for i in range(7)]
+    for k in names:
+        r.set(k, "v")
+    cursor, keys = r.scan(0)
+    assert cursor == 0 and sorted(keys) == sorted(names)
+    cursor, keys = r.scan(0, count=20, match="small:[0-3]")
+    assert cursor == 0 and sorted(keys) == names[:4]

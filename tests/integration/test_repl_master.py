@@ -203,3 +203,28 @@ def test_repl_config_directives(r):
     assert r.config_get("repl-ping-slave-period") == {"repl-ping-slave-period": "10"}
     assert r.config_get("repl-backlog-ttl") == {"repl-backlog-ttl": "3600"}
     assert r.config_get("min-replicas-max-lag") == {"min-replicas-max-lag": "10"}
+
+
+def test_scan_deletes_expired_keys_unwrapped(spawn):
+    # Redis propagates the lazy expiry of keys SCAN meets as bare DELs
+    server = spawn("--enable-debug-command", "yes")
+    r = server.new_client()
+    r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0)
+    r.config_set("repl-ping-replica-period", 3600)
+    try:
+        r.set("foo1", "bar", px=1)
+        r.set("foo2", "bar", px=1)
+        time.sleep(0.01)
+        s, f, _ = attach(server)
+        try:
+            assert r.scan(0) == (0, [])
+            data = read_stream(s, b"foo2")
+            if b"foo1" not in data:
+                data += read_stream(s, b"foo1")
+            assert b"MULTI" not in data
+            assert data.count(b"*2\r\n$3\r\nDEL\r\n") == 2
+        finally:
+            s.close()
+    finally:
+        r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 1)
+        r.config_set("repl-ping-replica-period", 10)
