@@ -95,7 +95,7 @@ static int apply_maxmemory(char *err, size_t errlen) {
                 "(%lld). This will result in key eviction and/or the inability to accept new write commands "
                 "depending on the maxmemory-policy.",
                 (long long)max, (long long)used);
-    evict_run_all();
+    if (!multi_executing) evict_run_all(); /* inside EXEC: before the next command, as Redis's */
     return 0;
 }
 

@@ -12,6 +12,8 @@
 #include "shard/watch.h"
 #include <stdio.h>
 
+__thread int multi_executing;
+
 typedef struct queued {
     const command *cmd;
     int argc;
@@ -361,6 +363,7 @@ static void exec_cmd(cmd_ctx *c) {
     s->multi = NULL; /* commands inside see a session outside MULTI */
     reply_array(c, m->n);
     if (!c->tx) aof_tx_begin(c->sh); /* one MULTI ... EXEC block in the AOF (tx_finish does it under a tx) */
+    multi_executing = 1;
     for (int i = 0; i < m->n; i++) {
         queued *q = &m->q[i];
         if (acl_refused(s, q, c->out)) continue;
@@ -369,6 +372,7 @@ static void exec_cmd(cmd_ctx *c) {
                        .in_exec = 1};
         exec_command(&sub);
     }
+    multi_executing = 0;
     if (!c->tx) aof_tx_end(c->sh);
     s->multi = m;
     multi_discard(s);

@@ -35,4 +35,7 @@ void multi_discard(session *s);
 /* Calls fn with each command queued since MULTI, in order; none when the
  * block is doomed (EXEC will run nothing). For MONITOR. */
 void multi_each_queued(session *s, void (*fn)(void *ud, int argc, const char **argv, const size_t *argl), void *ud);
+/* Set on the thread running EXEC's queued commands (CONFIG SET's hooks
+ * leave eviction to the next command then, as Redis does). */
+extern __thread int multi_executing;
 #endif

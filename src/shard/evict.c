@@ -332,6 +332,10 @@ static entry **pick(shard *self, evict_pool *p, int from, int to, int pol, db **
 
 /* Deletes the victim; returns the bytes handed to the lazyfree thread
  * (they leave the counters later). */
+/* Deletes the key at l; returns the bytes its deletion alone gave back
+ * (lazily freed values counted at their size). What telling about it
+ * costs (invalidation messages, the logged DEL) is left out, as Redis
+ * leaves it out: counting it, the loop would chase its own messages. */
 static int64_t evict_key(db *d, entry **l) {
     entry *e = *l;
     size_t klen;
@@ -339,7 +343,7 @@ static int64_t evict_key(db *d, entry **l) {
     if (key_hook) key_hook(d, key, klen);
     aof_feed_expired(d, key, klen); /* AOF: logged as DEL, as Redis propagates an eviction */
     watch_bump(d->id, key, klen);
-    int64_t lazy = 0;
+    int64_t before = mem_used_mine(), lazy = 0;
     int was = lazyfree_cause(LF_EVICT);
     if (entry_kind(e) == EK_OBJ) {
         const type_ops *o = db_type_ops(entry_type(e));
@@ -349,7 +353,7 @@ static int64_t evict_key(db *d, entry **l) {
     db_delete_link(d, l);
     lazyfree_cause(was);
     if (d->owner) d->owner->stat_evicted++;
-    return lazy;
+    return before - mem_used_mine() + lazy;
 }
 
 /* Evicts from shards from..to-1 until the usage is under the limit.
@@ -386,7 +390,7 @@ static int run(shard *self, int from, int to, evict_pool *p, int global) {
         }
         tofree = self->ev_debt;
     }
-    int64_t mine0 = mem_used_mine(), lazy = 0, limit = time_limit_us();
+    int64_t freed = 0, limit = time_limit_us();
     int64_t t0 = mono_us(), lat = latency_clock();
     long keys = 0;
     int result = EVICT_OK;
@@ -398,9 +402,9 @@ static int run(shard *self, int from, int to, evict_pool *p, int global) {
             break;
         }
         if (!global) self->ev_debt -= (int64_t)entry_usage(*l);
-        lazy += evict_key(d, l);
+        freed += evict_key(d, l);
         keys++;
-        if (global ? mine0 - mem_used_mine() + lazy >= tofree : self->ev_debt <= 0) break;
+        if (global ? freed >= tofree : self->ev_debt <= 0) break;
         if (keys % 16 == 0) {
             if (global && evict_used_memory() <= max) break;
             if (mono_us() - t0 > limit) {
