@@ -9,7 +9,7 @@ CFLAGS  := -std=gnu11 $(OPT) -g -Wall -Wextra -Werror -Wno-unused-parameter \
            -fno-strict-aliasing -pthread -D_GNU_SOURCE -Isrc -I/usr/include/lua5.1 $(SAN) $(EXTRA_CFLAGS)
 LDLIBS  := -lmimalloc -llzf -llua5.1-cjson -llua5.1-bitop -llua5.1 -lssl -lcrypto -lm -pthread
 
-LIB_SRC := $(wildcard src/lib/*.c src/proto/*.c src/core/*.c src/shard/*.c src/net/*.c src/cmd/*.c src/persist/*.c) \
+LIB_SRC := $(wildcard src/lib/*.c src/proto/*.c src/core/*.c src/shard/*.c src/net/*.c src/cmd/*.c src/persist/*.c src/repl/*.c) \
            $(filter-out src/server/main.c,$(wildcard src/server/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)

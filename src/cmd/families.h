@@ -35,7 +35,8 @@
     X(monitor) \
     X(cluster) \
     X(migrate) \
-    X(memory)
+    X(memory) \
+    X(replicaof)
 #define DECL(f) void f##_register(void);
 CMD_FAMILIES(DECL)
 #undef DECL

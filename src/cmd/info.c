@@ -8,6 +8,7 @@
 #include "shard/evict.h"
 #include "shard/lazyfree.h"
 #include "cmd/info.h"
+#include "repl/replica.h"
 #include "cmd/migrate.h"
 #include "cmd/cmd.h"
 #include "cmd/script.h"
@@ -157,6 +158,10 @@ static void sec_stats(buf *o, const info_src *src) {
 }
 
 static void sec_replication(buf *o, const info_src *src) {
+    if (repl_is_replica()) {
+        replica_info(o);
+        return;
+    }
     buf_adds(o, "role:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\n"
                 "master_replid:0000000000000000000000000000000000000000\r\n"
                 "master_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\n"

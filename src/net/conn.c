@@ -33,6 +33,17 @@ uint64_t session_next_id(void) { return __atomic_fetch_add(&next_id, 1, __ATOMIC
 int conn_count_total = 0; /* atomic: every shard's connections */
 const char *(*conn_session_hook)(session *s, int is_local);
 const char *(*conn_user_name_hook)(const session *s);
+int (*conn_master_cmd_hook)(conn *c, int argc, const char **argv, const size_t *argl);
+void (*conn_master_closed_hook)(conn *c);
+
+/* The master link ran (or answered) the command spanning rp.start ..
+ * rp.cur: its bytes join the offset, a MULTI block's at its end. */
+static __attribute__((noinline, cold)) void master_count(conn *c) {
+    c->repl_multi += c->rp.cur - c->rp.start;
+    if (c->s.multi) return;
+    c->repl_applied += c->repl_multi;
+    c->repl_multi = 0;
+}
 
 int conn_admit(conn *c, int is_local) {
     c->is_local = is_local;
@@ -193,6 +204,7 @@ void conn_close(conn *c) {
     }
     pubsub_session_free(&c->s);
     tracking_conn_close(&c->s);
+    if (__builtin_expect(c->repl_master, 0) && conn_master_closed_hook) conn_master_closed_hook(c);
     epoll_ctl(sh->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     if (c->ssl) tls_conn_close(c);
     close(c->fd);
@@ -272,6 +284,7 @@ void conn_process(conn *c) {
         int r = resp_parse(&c->rp, &c->qbuf);
         if (r == RESP_MORE) break;
         if (r == RESP_EMPTY) {
+            if (__builtin_expect(c->repl_master, 0)) master_count(c);
             resp_next(&c->rp);
             continue;
         }
@@ -293,6 +306,11 @@ void conn_process(conn *c) {
             c->argl = zrealloc(c->argl, sizeof(size_t) * (size_t)argc);
         }
         resp_args(&c->rp, &c->qbuf, c->argv, c->argl);
+        if (__builtin_expect(c->repl_master, 0) && conn_master_cmd_hook(c, argc, c->argv, c->argl)) {
+            master_count(c); /* answered by the link itself (REPLCONF GETACK) */
+            resp_next(&c->rp);
+            continue;
+        }
         c->cur_argc = argc;
         int later = dispatch_command(&c->s, argc, c->argv, c->argl) == DISPATCH_LATER;
         c->cur_argc = 0;
@@ -301,6 +319,7 @@ void conn_process(conn *c) {
             break;
         }
         c->cmds++;
+        if (__builtin_expect(c->repl_master, 0)) master_count(c);
         resp_next(&c->rp);
     }
     if (c->rp.start > 0 && !c->waiting) {
@@ -326,6 +345,7 @@ static inline __attribute__((always_inline)) void read_done(conn *c, ssize_t n) 
         return;
     }
     c->qbuf.len += (size_t)n;
+    c->repl_read += (uint64_t)n; /* (meaningful on the master link only) */
     if (c->qbuf.len > c->qbuf_peak) c->qbuf_peak = c->qbuf.len;
     c->sh->stat_net_in += (uint64_t)n;
     if (c->last_io_ms != c->sh->now_ms) {
@@ -501,6 +521,7 @@ void conn_serve_busy(shard *sh, conn *skip) {
 /* CLIENT LIST's flags, in Redis's order; "N" when none. */
 static void conn_flags(conn *c, char *f) {
     char *p = f;
+    if (c->repl_master) *p++ = 'M';
     if (pubsub_count(&c->s, PS_MONITOR)) *p++ = 'O';
     if (pubsub_total(&c->s)) *p++ = 'P';
     if (c->s.multi) *p++ = 'x';
@@ -509,7 +530,7 @@ static void conn_flags(conn *c, char *f) {
     if (tracking_broken(&c->s)) *p++ = 'R';
     if (tracking_bcast(&c->s)) *p++ = 'B';
     if (c->is_unix) *p++ = 'U';
-    if (c->s.flags & SESS_NO_EVICT) *p++ = 'e';
+    if ((c->s.flags & SESS_NO_EVICT) && !c->repl_master) *p++ = 'e'; /* (the master is never evicted) */
     if (p == f) *p++ = 'N';
     *p = 0;
 }

@@ -55,14 +55,18 @@ static const char *bin_ptr[NROWS];
 static size_t bin_len[NROWS];
 
 /* Redis 7.0's other names of directives (its `alias` column): what Redis 6
- * called a ziplist is a listpack in 7.0. The replica-* directives' slave-*
- * forms come with replication, which shoal does not have. */
+ * called a ziplist is a listpack in 7.0, and the replica-* directives keep
+ * their slave-* names. */
 static const struct {
     const char *alias, *name;
 } aliases[] = {
     {"hash-max-ziplist-entries", "hash-max-listpack-entries"}, {"hash-max-ziplist-value", "hash-max-listpack-value"},
     {"zset-max-ziplist-entries", "zset-max-listpack-entries"}, {"zset-max-ziplist-value", "zset-max-listpack-value"},
     {"list-max-ziplist-size", "list-max-listpack-size"}, {"lua-time-limit", "busy-reply-threshold"},
+    {"slaveof", "replicaof"}, {"slave-read-only", "replica-read-only"},
+    {"slave-serve-stale-data", "replica-serve-stale-data"}, {"slave-priority", "replica-priority"},
+    {"slave-announce-ip", "replica-announce-ip"}, {"slave-announce-port", "replica-announce-port"},
+    {"slave-lazy-flush", "replica-lazy-flush"},
 };
 #define NALIASES ((int)(sizeof aliases / sizeof aliases[0]))
 
@@ -110,7 +114,7 @@ static int row_is(int i, const char *name) { return !strcmp(rows[i].name, name);
 /* Directives whose value is several words, joined by single spaces. */
 static int multi_word(int i) {
     return rows[i].type == CT_SPECIAL || row_is(i, "save") || row_is(i, "bind") || row_is(i, "cpu-affinity") ||
-           row_is(i, "latency-tracking-info-percentiles");
+           row_is(i, "latency-tracking-info-percentiles") || row_is(i, "replicaof");
 }
 
 /* ---- enumerations ---- */
@@ -125,6 +129,7 @@ static const char *const policies[] = {"volatile-lru",   "volatile-lfu", "volati
                                        "allkeys-random", "noeviction",   NULL};
 
 static const char *const pubsub_opts[] = {"allchannels", "resetchannels", NULL};
+static const char *const diskless_load_opts[] = {"disabled", "on-empty-db", "swapdb", NULL};
 
 static const char *const *enum_opts(int i) {
     if (row_is(i, "acl-pubsub-default")) return pubsub_opts;
@@ -133,6 +138,7 @@ static const char *const *enum_opts(int i) {
     if (row_is(i, "hugepages")) return hugepage_opts;
     if (row_is(i, "appendfsync")) return fsync_opts;
     if (row_is(i, "tls-auth-clients")) return tls_auth_opts;
+    if (row_is(i, "repl-diskless-load")) return diskless_load_opts;
     return allow_opts;
 }
 
@@ -805,6 +811,15 @@ static int settable(int i, const char *given, const char *v, char *err, size_t e
 
 int config_set(const char *name, const char *value, char *err, size_t el) {
     return config_set_many(1, &name, &value, err, el);
+}
+
+int config_store(const char *name, const char *value, char *err, size_t el) {
+    int i = find_row(name);
+    if (i < 0) {
+        snprintf(err, el, "ERR Unknown option '%s'", name);
+        return -1;
+    }
+    return set_row(i, value, err, el);
 }
 
 size_t config_value_len(const char *name) {

@@ -1,0 +1,106 @@
+/* replicaof.c - REPLICAOF host port | NO ONE (and its old name SLAVEOF),
+ * ROLE, and the refusals of a replica's clients, over the link of
+ * repl/replica.h.
+ *
+ * REPLICAOF runs holding every shard (CMD_ALLSHARDS): it stores the
+ * `replicaof` directive, which CONFIG GET reads under the same lock. The
+ * switch itself is immediate (the role flag commands check); the sync
+ * with the new master follows on the link thread. */
+#include "cmd/replicaof.h"
+#include "cmd/multi.h"
+#include "cmd/script.h"
+#include "lib/util.h"
+#include "repl/replica.h"
+#include <stdio.h>
+#include <string.h>
+
+int replicaof_refuses(session *s, const command *cmd, char *err, size_t errlen) {
+    if (s->conn && s->conn->repl_master) return 0; /* the master is obeyed */
+    uint32_t f = cmd->flags;
+    if ((f & CMD_EXEC) && s->multi) f |= multi_flags(s);
+    const char *e = replica_refusal((f & CMD_WRITE) != 0, (cmd->flags & CMD_STALE) != 0);
+    if (!e) return 0;
+    snprintf(err, errlen, "%s", e);
+    return 1;
+}
+
+/* The client as CLIENT LIST shows it, for the log line. */
+static void describe(cmd_ctx *c, buf *who) {
+    if (c->sess && c->sess->conn) {
+        conn_describe(c->sess->conn, who, ctx_now(c));
+        while (who->len && (who->p[who->len - 1] == '\n' || who->p[who->len - 1] == '\r'))
+            who->len--;
+    }
+    buf_addc(who, 0);
+}
+
+static void replicaof_cmd(cmd_ctx *c) {
+    buf who = {0};
+    if (arg_is(c, 1, "no") && arg_is(c, 2, "one")) {
+        if (repl_is_replica()) {
+            describe(c, &who);
+            replica_set_none(who.p);
+        }
+        buf_free(&who);
+        reply_ok(c);
+        return;
+    }
+    long long port;
+    if (!str2ll(c->argv[2], c->argl[2], &port) || port < 0 || port > 65535) {
+        reply_error(c, "ERR Invalid master port");
+        return;
+    }
+    char host[256];
+    snprintf(host, sizeof host, "%.*s", (int)(c->argl[1] < 255 ? c->argl[1] : 255), c->argv[1]);
+    describe(c, &who);
+    int same = replica_set_master(host, (int)port, who.p);
+    buf_free(&who);
+    if (same)
+        reply_simple(c, "OK Already connected to specified master");
+    else
+        reply_ok(c);
+}
+
+static void role_cmd(cmd_ctx *c) {
+    if (!repl_is_replica()) { /* a master with no replicas */
+        reply_array(c, 3);
+        reply_cstr(c, "master");
+        reply_int(c, 0);
+        reply_array(c, 0);
+        return;
+    }
+    static const char *const names[] = {"none", "connect", "connecting", "handshake", "sync", "connected"};
+    replica_role_info r;
+    replica_role(&r);
+    reply_array(c, 5);
+    reply_cstr(c, "slave");
+    reply_cstr(c, r.host);
+    reply_int(c, r.port);
+    reply_cstr(c, names[r.state]);
+    reply_int(c, r.offset);
+}
+
+#define REPLICAOF_ROW(nm, summ)                                                                                        \
+    {                                                                                                                  \
+        .name = nm, .proc = replicaof_cmd, .arity = 3,                                                                 \
+        .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE | CMD_NO_ASYNC_LOADING | CMD_ALLSHARDS, .group = "server",       \
+        .since = "1.0.0", .acl = "admin slow dangerous", .summary = summ                                               \
+    }
+static const command rows[] = {
+    REPLICAOF_ROW("slaveof", "Make the server a replica of another instance, or promote it as master."),
+    REPLICAOF_ROW("replicaof", "Make the server a replica of another instance, or promote it as master."),
+    {.name = "role",
+     .proc = role_cmd,
+     .arity = 1,
+     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST,
+     .group = "server",
+     .since = "2.8.12",
+     .acl = "admin fast dangerous",
+     .summary = "Return the role of the instance in the context of replication"},
+};
+
+void replicaof_register(void) {
+    cmd_register(rows, (int)(sizeof rows / sizeof rows[0]));
+    replica_flush_hook = function_flush_libraries;
+    replica_init();
+}
