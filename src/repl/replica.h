@@ -76,7 +76,8 @@ extern void (*replica_flush_hook)(void);
 /* ---- the replication protocol's replies (replica_proto.c): pure
  * functions over bytes from the master, fuzzed by fuzz_repl ---- */
 
-/* "+FULLRESYNC <40-char replid> <offset>": 0 and the fields, else -1. */
+/* "+FULLRESYNC <40-char replid> <offset>" (the ID alphanumeric, the
+ * offset >= 0): 0 and the fields, else -1. */
 int repl_parse_fullresync(const char *line, size_t n, char replid[41], int64_t *offset);
 /* The payload's header line without "\r\n": "$<len>" gives 0 and *len;
  * "$EOF:<40 bytes>" gives 1 and the mark; anything else -1. */

@@ -4,6 +4,7 @@
  * the network: lengths are checked before use, nothing is assumed
  * terminated. */
 #include "repl/replica.h"
+#include <ctype.h>
 #include <string.h>
 
 long repl_line_end(const char *p, size_t n, size_t *used) {
@@ -38,6 +39,8 @@ int repl_parse_fullresync(const char *line, size_t n, char replid[41], int64_t *
     size_t tl = sizeof tag - 1;
     if (n < tl + 40 + 2 || memcmp(line, tag, tl) != 0 || line[tl + 40] != ' ') return -1;
     if (parse_ll(line + tl + 41, n - tl - 41, offset) < 0 || *offset < 0) return -1;
+    for (size_t i = 0; i < 40; i++) /* (hex from a real master: nothing that could break INFO's lines) */
+        if (!isalnum((unsigned char)line[tl + i])) return -1;
     memcpy(replid, line + tl, 40);
     replid[40] = 0;
     return 0;
