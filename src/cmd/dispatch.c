@@ -310,7 +310,7 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
         return DISPATCH_LATER;
     }
     if (cmd && aof_deny(cmd, err, sizeof err)) cmd = NULL; /* AOF: MISCONF after a write error */
-    if (cmd && __builtin_expect(repl_is_replica(), 0) && replicaof_refuses(s, cmd, err, sizeof err))
+    if (cmd && __builtin_expect(repl_is_replica(), 0) && replicaof_refuses(s, cmd, argc, argv, argl, err, sizeof err))
         cmd = NULL; /* a replica: READONLY, MASTERDOWN (cmd/replicaof.c) */
     if (s->flags & SESS_REPLY_SKIP_NEXT) {
         s->flags &= ~SESS_REPLY_SKIP_NEXT;

@@ -14,14 +14,32 @@
 #include <stdio.h>
 #include <string.h>
 
-int replicaof_refuses(session *s, const command *cmd, char *err, size_t errlen) {
+int replicaof_refuses(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, char *err,
+                      size_t errlen) {
     if (s->conn && s->conn->repl_master) return 0; /* the master is obeyed */
     uint32_t f = cmd->flags;
+    int stale_ok = (f & CMD_STALE) != 0;
     if ((f & CMD_EXEC) && s->multi) f |= multi_flags(s);
-    const char *e = replica_refusal((f & CMD_WRITE) != 0, (cmd->flags & CMD_STALE) != 0);
+    if (f & CMD_HOME) { /* a script: its own flags decide, as Redis's evalGetCommandFlags */
+        int sf = script_declared_flags(argc, argv, argl);
+        if (sf >= 0 && (sf & SF_COMPAT)) {
+            stale_ok = 0; /* Redis 6 semantics: writes are refused inside, by the call */
+        } else if (sf >= 0) {
+            if (!(sf & SF_NO_WRITES)) f |= CMD_WRITE;
+            stale_ok = (sf & SF_ALLOW_STALE) != 0;
+        }
+    }
+    const char *e = replica_refusal((f & CMD_WRITE) != 0, stale_ok);
     if (!e) return 0;
     snprintf(err, errlen, "%s", e);
     return 1;
+}
+
+const char *replicaof_script_call_refusal(const command *cmd) {
+    if ((cmd->flags & CMD_WRITE) && replica_refusal(1, 1))
+        return "READONLY You can't write against a read only replica.";
+    if (!(cmd->flags & CMD_STALE) && replica_refusal(0, 0)) return "ERR Can not execute the command on a stale replica";
+    return NULL;
 }
 
 /* The client as CLIENT LIST shows it, for the log line. */

@@ -437,3 +437,42 @@ def test_replicaof_directive_at_start(spawn, master):
     wait_until(lambda: link_up(c), "link up")
     wait_until(lambda: c.get("k") == b"v", "the data")
     assert c.config_get("replicaof") == {"replicaof": "127.0.0.1 %d" % m.port}
+
+
+def test_scripts_on_a_replica(spawn, master):
+    m = master()
+    mc = m.client()
+    mc.set("x", "1")
+    mc.execute_command("FUNCTION", "LOAD", "#!lua name=lib\n"
+                       "redis.register_function('w', function() return redis.call('set','y','1') end)\n"
+                       "redis.register_function{function_name='r', callback=function() return redis.call('get','x') "
+                       "end, flags={'no-writes'}}")
+    s, c = start_replica(spawn, m)
+    wait_until(lambda: link_up(c), "link up")
+    synced(s, m)
+    wait_until(lambda: c.execute_command("FUNCTION", "LIST") != [], "the library")
+    # no shebang (Redis 6 semantics): the write is refused by the call
+    with pytest.raises(redis.ReadOnlyError, match="^You can't write against a read only replica. script:"):
+        c.eval("return redis.call('set','x','2')", 0)
+    assert c.eval("return redis.call('get','x')", 0) == b"1"
+    # flags: a script that may write is refused before it runs
+    with pytest.raises(redis.ReadOnlyError, match="^You can't write against a read only replica.$"):
+        c.eval("#!lua\nreturn redis.call('set','x','2')", 0)
+    with pytest.raises(redis.ResponseError, match="Write commands are not allowed from read-only scripts"):
+        c.eval("#!lua flags=no-writes\nreturn redis.call('set','x','2')", 0)
+    assert c.eval("#!lua flags=no-writes\nreturn redis.call('get','x')", 0) == b"1"
+    with pytest.raises(redis.ReadOnlyError):
+        c.execute_command("FCALL", "w", 0)
+    with pytest.raises(redis.ReadOnlyError):
+        c.execute_command("FCALL_RO", "w", 0)
+    assert c.execute_command("FCALL", "r", 0) == b"1"
+    # the link down under replica-serve-stale-data no
+    c.config_set("replica-serve-stale-data", "no")
+    m.kill()
+    wait_until(lambda: link_down(c), "link down")
+    for body in ("return redis.call('get','x')", "#!lua flags=no-writes\nreturn 1"):
+        with pytest.raises(redis.ResponseError, match="^MASTERDOWN "):
+            c.eval(body, 0)
+    with pytest.raises(redis.ResponseError, match="^Can not execute the command on a stale replica script:"):
+        c.eval("#!lua flags=no-writes,allow-stale\nreturn redis.call('get','x')", 0)
+    assert c.eval("#!lua flags=no-writes,allow-stale\nreturn 7", 0) == 7
