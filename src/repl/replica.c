@@ -10,6 +10,7 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "net/conn.h"
+#include "persist/aof.h"
 #include "persist/rdb.h"
 #include "server/config.h"
 #include "shard/db.h"
@@ -484,9 +485,13 @@ static void load_proc(cmd_ctx *c) {
     }
     log_msg(LOG_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
     int ndb = (int)cfg_get(databases);
+    int lazy = cfg_get(replica_lazy_flush) != 0;
     for (int i = 0; i < nshards; i++)
         for (int d = 0; d < ndb; d++)
-            db_clear(&shards[i]->dbs[d]);
+            if (lazy)
+                db_clear_async(&shards[i]->dbs[d]);
+            else
+                db_clear(&shards[i]->dbs[d]);
     if (replica_flush_hook) replica_flush_hook();
     log_msg(LOG_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
     rdb_load_stats st;
@@ -528,6 +533,13 @@ static void load_proc(cmd_ctx *c) {
     free(h.rest);
     send_ack(m); /* a diskless master puts the replica online at its first ACK */
     log_msg(LOG_NOTICE, "MASTER <-> REPLICA sync: Finished with success");
+    if (cfg_get(appendonly)) { /* the AOF knows nothing of the load: a new base from here, as Redis restarts it */
+        int ids[MAX_SHARDS];
+        for (int i = 0; i < nshards; i++)
+            ids[i] = i;
+        if (aof_rewrite_start(ids, nshards, mstime(), err, sizeof err) < 0)
+            log_msg(LOG_WARNING, "Failed to rewrite the AOF after the sync with the master: %s", err);
+    }
 }
 
 static int64_t last_ack_ms;
@@ -608,6 +620,7 @@ static void cut_link_locked(void) {
     conn *m = link_conn;
     if (!m) return;
     link_conn = NULL;
+    log_msg(LOG_WARNING, "Connection with master lost.");
     last_off = (int64_t)m->repl_applied;
     __atomic_store_n(&m->s.killed, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&m->sh->kill_reqs, 1, __ATOMIC_RELEASE);

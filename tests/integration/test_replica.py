@@ -476,3 +476,45 @@ def test_scripts_on_a_replica(spawn, master):
     with pytest.raises(redis.ResponseError, match="^Can not execute the command on a stale replica script:"):
         c.eval("#!lua flags=no-writes,allow-stale\nreturn redis.call('get','x')", 0)
     assert c.eval("#!lua flags=no-writes,allow-stale\nreturn 7", 0) == 7
+
+
+def test_master_client_kill_and_list(spawn, master):
+    m = master()
+    s, c = start_replica(spawn, m)
+    wait_until(lambda: link_up(c), "link up")
+    mc = m.client()
+    mc.set("a", "1")
+    synced(s, m)
+    listed = c.execute_command("CLIENT", "LIST", "TYPE", "master").decode().strip().splitlines()
+    assert len(listed) == 1 and " flags=M " in listed[0]
+    assert "addr=127.0.0.1:%d " % m.port in listed[0]
+    assert all(" flags=M " not in l for l in c.execute_command("CLIENT", "LIST", "TYPE", "normal").decode().splitlines())
+    assert c.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes") == 0
+    assert link_up(c)
+    assert c.execute_command("CLIENT", "KILL", "TYPE", "master") == 1
+    wait_until(lambda: link_up(c) and c.execute_command("CLIENT", "LIST", "TYPE", "master"), "the link back")
+    mc.set("b", "2")
+    synced(s, m)
+
+
+@pytest.mark.parametrize("lazy", ["no", "yes"])
+def test_sync_with_aof_and_lazy_flush(spawn, master, lazy):
+    m = master()
+    populate(m)
+    s = spawn("--appendonly", "yes", "--replica-lazy-flush", lazy)
+    c = s.new_client()
+    c.set("old", "local")  # the full sync flushes it
+    c.replicaof("127.0.0.1", m.port)
+    wait_until(lambda: link_up(c), "link up")
+    mc = m.client()
+    mc.set("streamed", "1")
+    mc.lpush("list", "head")
+    want = synced(s, m)
+    assert c.get("old") is None
+    assert c.replicaof("no", "one") == b"OK"
+    wait_until(lambda: c.info("persistence")["aof_rewrite_in_progress"] == 0 and
+               c.info("persistence")["aof_rewrite_scheduled"] == 0, "the AOF rewrite")
+    c.close()
+    s.stop()
+    s.start()  # loads the AOF: the synced data, not the old key
+    assert dump_all(s.port, DBS) == want
