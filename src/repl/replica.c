@@ -44,8 +44,9 @@ static int64_t last_off = -1; /* the processed offset when the link last closed 
 static char replid[41] = "0000000000000000000000000000000000000000";
 /* the RDB being read (atomics, for INFO) */
 static int64_t xfer_size, xfer_read, xfer_last_io;
-/* masterauth / masteruser, copied by their apply hooks (under L) */
-static char *auth_pass, *auth_user;
+/* masterauth / masteruser / replica-announce-ip, copied by their apply
+ * hooks (under L) */
+static char *auth_pass, *auth_user, *announce_ip;
 static size_t auth_pass_len;
 static int thread_started;
 
@@ -274,6 +275,17 @@ static int handshake(link_io *io, struct handoff *h) {
     if ((r = io_cmd(io, 3, lp, NULL, line, sizeof line)) < 0) goto ioerr;
     if (line[0] == '-')
         log_msg(LOG_NOTICE, "(Non critical) Master does not understand REPLCONF listening-port: %s", line);
+    pthread_mutex_lock(&L);
+    char *ip = announce_ip && *announce_ip ? strdup(announce_ip) : NULL;
+    pthread_mutex_unlock(&L);
+    if (ip) {
+        const char *ipa[] = {"REPLCONF", "ip-address", ip};
+        r = io_cmd(io, 3, ipa, NULL, line, sizeof line);
+        free(ip);
+        if (r < 0) goto ioerr;
+        if (line[0] == '-')
+            log_msg(LOG_NOTICE, "(Non critical) Master does not understand REPLCONF ip-address: %s", line);
+    }
     const char *capa[] = {"REPLCONF", "capa", "eof", "capa", "psync2"};
     if ((r = io_cmd(io, 5, capa, NULL, line, sizeof line)) < 0) goto ioerr;
     if (line[0] == '-') log_msg(LOG_NOTICE, "(Non critical) Master does not understand REPLCONF capa: %s", line);
@@ -609,6 +621,7 @@ static int auth_apply(char *err, size_t errlen) {
     pthread_mutex_lock(&L);
     copy_str(&auth_pass, &auth_pass_len, "masterauth", cfg.masterauth_s);
     copy_str(&auth_user, NULL, "masteruser", cfg.masteruser_s);
+    copy_str(&announce_ip, NULL, "replica-announce-ip", cfg.replica_announce_ip_s);
     pthread_mutex_unlock(&L);
     return 0;
 }
@@ -688,6 +701,7 @@ void replica_init(void) {
     shard_add_cron_hook(replica_cron);
     config_on_apply("masterauth", auth_apply);
     config_on_apply("masteruser", auth_apply);
+    config_on_apply("replica-announce-ip", auth_apply);
 }
 
 const char *replica_refusal(int is_write, int stale_ok) {

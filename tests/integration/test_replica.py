@@ -518,3 +518,15 @@ def test_sync_with_aof_and_lazy_flush(spawn, master, lazy):
     s.stop()
     s.start()  # loads the AOF: the synced data, not the old key
     assert dump_all(s.port, DBS) == want
+
+
+def test_announced_address(spawn, master):
+    m = master()
+    s = spawn("--replica-announce-ip", "10.1.2.3", "--replica-announce-port", "4242")
+    c = s.new_client()
+    c.replicaof("127.0.0.1", m.port)
+    wait_until(lambda: link_up(c), "link up")
+    mc = m.client()
+    wait_until(lambda: "slave0" in info_repl(mc), "the master to list its replica")
+    slave0 = info_repl(mc)["slave0"]
+    assert slave0["ip"] == "10.1.2.3" and slave0["port"] == 4242
