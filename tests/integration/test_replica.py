@@ -530,3 +530,20 @@ def test_announced_address(spawn, master):
     wait_until(lambda: "slave0" in info_repl(mc), "the master to list its replica")
     slave0 = info_repl(mc)["slave0"]
     assert slave0["ip"] == "10.1.2.3" and slave0["port"] == 4242
+
+
+def test_repl_timeout(spawn, master):
+    m = master()
+    m.client().set("k", "v")
+    s = spawn("--repl-timeout", "2")
+    c = s.new_client()
+    c.replicaof("127.0.0.1", m.port)
+    wait_until(lambda: link_up(c), "link up")
+    os.kill(m.proc.pid, signal.SIGSTOP)  # the master goes silent: no data, no PING
+    try:
+        wait_until(lambda: "MASTER timeout: no data nor PING received" in s.read_log(), "the timeout")
+        assert link_down(c)
+    finally:
+        os.kill(m.proc.pid, signal.SIGCONT)
+    wait_until(lambda: link_up(c), "link up again")
+    assert c.get("k") == b"v"
