@@ -383,6 +383,9 @@ def test_expired_keys_wait_for_the_masters_del(spawn, master):
     wait_until(lambda: c.pttl("short") == -2, "the key to pass its deadline")
     # reads report it missing, but the replica does not delete it
     assert c.get("short") is None and c.exists("short") == 0
+    assert c.type("short") == b"none" and c.ttl("short") == -2
+    assert c.keys("*") == [b"keep"]
+    assert sorted(c.scan_iter()) == [b"keep"]
     assert c.dbsize() == 2
     # the master's lazy expiry sends DEL
     assert mc.get("short") is None
