@@ -66,6 +66,13 @@ static int have_pend; /* under L */
 int repl_state(void) { return __atomic_load_n(&state, __ATOMIC_RELAXED); }
 static void set_state(int s) { __atomic_store_n(&state, s, __ATOMIC_RELAXED); }
 static int aborted(uint64_t g) { return __atomic_load_n(&gen, __ATOMIC_ACQUIRE) != g; }
+/* The link thread's step of generation g: a REPLICAOF since then owns the
+ * state (else a stale step could leave it where the thread never looks). */
+static void link_set_state(uint64_t g, int s) {
+    pthread_mutex_lock(&L);
+    if (gen == g) set_state(s);
+    pthread_mutex_unlock(&L);
+}
 
 static void drop_pend_locked(void) {
     if (!have_pend) return;
@@ -225,7 +232,7 @@ static int do_connect(link_io *io, const char *h, int p) {
 /* The handshake up to PSYNC's answer. -1 logged. */
 static int handshake(link_io *io, struct handoff *h) {
     char line[1024];
-    set_state(REPL_HANDSHAKE);
+    link_set_state(io->gen, REPL_HANDSHAKE);
     const char *ping[] = {"PING"};
     int r = io_cmd(io, 1, ping, NULL, line, sizeof line);
     if (r < 0) {
@@ -313,7 +320,7 @@ static int transfer(link_io *io, struct handoff *h) {
                               "'repl-timeout' parameter in redis.conf to a larger value.";
     char line[1024], mark[40];
     int64_t len = -1;
-    set_state(REPL_TRANSFER);
+    link_set_state(io->gen, REPL_TRANSFER);
     __atomic_store_n(&xfer_read, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&xfer_size, -1, __ATOMIC_RELAXED);
     __atomic_store_n(&xfer_last_io, mstime() / 1000, __ATOMIC_RELAXED);
@@ -405,7 +412,7 @@ static int sync_once(uint64_t g, const char *h, int p) {
     struct handoff ho = {0};
     log_msg(LOG_NOTICE, "Connecting to MASTER %s:%d", h, p);
     log_msg(LOG_NOTICE, "MASTER <-> REPLICA sync started");
-    set_state(REPL_CONNECTING);
+    link_set_state(g, REPL_CONNECTING);
     int rc = -1;
     if (do_connect(io, h, p) == 0 && handshake(io, &ho) == 0 && transfer(io, &ho) == 0) {
         pthread_mutex_lock(&L);
@@ -530,7 +537,7 @@ static void load_proc(cmd_ctx *c) {
     m->s.flags |= SESS_REPLY_OFF | SESS_NO_EVICT;
     m->s.authed = 1; /* no user: no ACL checks (the master's commands obey no client rule) */
     m->repl_read = m->repl_applied = (uint64_t)h.offset;
-    pthread_mutex_lock(&L);
+    pthread_mutex_lock(&L); /* (REPLICAOF holds every shard too: the generation is still h.gen) */
     snprintf(m->addr, sizeof m->addr, "%.100s:%d", host, port);
     memcpy(replid, h.replid, sizeof replid);
     link_conn = m;
