@@ -550,3 +550,21 @@ def test_repl_timeout(spawn, master):
         os.kill(m.proc.pid, signal.SIGCONT)
     wait_until(lambda: link_up(c), "link up again")
     assert c.get("k") == b"v"
+
+
+def test_masterauth_binary_password(spawn, master):
+    # as the suite's "MASTERAUTH test with binary password", with a
+    # redis-server master
+    m = master()
+    mc = m.client()
+    mc.set("k", "v")
+    mc.config_set("requirepass", b"abc\x00def")
+    s = spawn()
+    c = s.new_client()
+    c.replicaof("127.0.0.1", m.port)
+    c.config_set("masterauth", "abc")
+    wait_until(lambda: "Unable to AUTH to MASTER" in s.read_log(), "the AUTH failure in the log")
+    assert link_down(c)
+    c.config_set("masterauth", b"abc\x00def")
+    wait_until(lambda: link_up(c), "link up")
+    wait_until(lambda: c.get("k") == b"v", "the data")
