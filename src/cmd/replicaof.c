@@ -79,7 +79,13 @@ static void replicaof_cmd(cmd_ctx *c) {
         reply_ok(c);
 }
 
+void (*replicaof_role_master)(cmd_ctx *c);
+
 static void role_cmd(cmd_ctx *c) {
+    if (!repl_is_replica() && replicaof_role_master) {
+        replicaof_role_master(c);
+        return;
+    }
     if (!repl_is_replica()) { /* a master with no replicas */
         reply_array(c, 3);
         reply_cstr(c, "master");

@@ -15,4 +15,7 @@ int replicaof_refuses(session *s, const command *cmd, int argc, const char **arg
  * replica-read-only, the stale-replica error while the link is down
  * under replica-serve-stale-data no; NULL when it may run. */
 const char *replicaof_script_call_refusal(const command *cmd);
+/* ROLE's master form, set by the master side of replication to list its
+ * replicas; NULL: "master", offset 0, no replicas. */
+extern void (*replicaof_role_master)(cmd_ctx *c);
 #endif
