@@ -750,7 +750,7 @@ void replica_info(buf *o) {
     if (st == REPL_TRANSFER) {
         int64_t size = __atomic_load_n(&xfer_size, __ATOMIC_RELAXED),
                 got = __atomic_load_n(&xfer_read, __ATOMIC_RELAXED);
-        double perc = size > 0 ? (double)got / (double)size * 100 : 0;
+        double perc = size ? (double)got / (double)size * 100 : 0; /* (negative with the EOF mark, as Redis's) */
         buf_printf(o,
                    "master_sync_total_bytes:%lld\r\nmaster_sync_read_bytes:%lld\r\nmaster_sync_left_bytes:%lld\r\n"
                    "master_sync_perc:%.2f\r\nmaster_sync_last_io_seconds_ago:%d\r\n",

@@ -568,3 +568,32 @@ def test_masterauth_binary_password(spawn, master):
     c.config_set("masterauth", b"abc\x00def")
     wait_until(lambda: link_up(c), "link up")
     wait_until(lambda: c.get("k") == b"v", "the data")
+
+
+def test_info_during_the_transfer(spawn, master):
+    m = master("--rdb-key-save-delay", "1000")  # the master's payload takes about 2 s
+    mc = m.client()
+    for i in range(0, 2000, 500):
+        mc.mset({"key:%d" % j: j for j in range(i, i + 500)})
+    s = spawn()
+    c = s.new_client()
+    c.replicaof("127.0.0.1", m.port)
+    seen = {}
+
+    def in_transfer():
+        info = info_repl(c)
+        if info["master_sync_in_progress"] == 1:
+            seen["info"] = info
+            seen["role"] = c.execute_command("ROLE")
+            return True
+        return False
+
+    wait_until(in_transfer, "the transfer")
+    info = seen["info"]
+    assert info["master_link_status"] == "down" and info["master_last_io_seconds_ago"] == -1
+    assert info["master_sync_total_bytes"] == -1  # the diskless $EOF: form has no length
+    assert info["master_sync_left_bytes"] == -1 - info["master_sync_read_bytes"]
+    assert info["master_sync_perc"] <= 0 and info["master_sync_last_io_seconds_ago"] >= 0
+    assert seen["role"][3] == b"sync" and seen["role"][4] == -1
+    wait_until(lambda: link_up(c), "link up")
+    assert c.dbsize() == 2000
