@@ -663,6 +663,7 @@ int replica_set_master(const char *h, int p, const char *who) {
     last_off = -1;
     __atomic_store_n(&repl_replica, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&db_keep_expired, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&log_role, 'S', __ATOMIC_RELAXED);
     set_state(REPL_CONNECT);
     char v[300], err[128];
     snprintf(v, sizeof v, "%s %d", h, p);
@@ -681,6 +682,7 @@ void replica_set_none(const char *who) {
     __atomic_store_n(&gen, gen + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&repl_replica, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&db_keep_expired, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&log_role, 'M', __ATOMIC_RELAXED);
     set_state(REPL_NONE);
     char err[128];
     config_store("replicaof", "", err, sizeof err);
