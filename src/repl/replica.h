@@ -1,4 +1,6 @@
-/* replica.h - the replica side of replication: the link to a master.
+/* replica.h - the replica side of replication: the link to a master
+ * (replica.c: state, REPLICAOF, shard 0's side, INFO; replica_link.c: the
+ * link thread; replica_proto.c: the handshake replies it parses).
  *
  * One link thread connects to the master, runs Redis 7.0's handshake
  * (PING, AUTH, REPLCONF listening-port and capa, PSYNC ? -1) and reads the
