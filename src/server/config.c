@@ -1028,6 +1028,7 @@ static void rewrite_text(FILE *old, buf *o) {
             buf_addc(o, '\n');
         } else if (i >= 0 && !seen[i]) {
             seen[i] = 1;
+            if (row_is(i, "replicaof") && !config_value_len("replicaof")) continue; /* a master: the line goes, as Redis */
             add_directive(o, i);
         }
     }
