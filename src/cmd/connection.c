@@ -229,7 +229,7 @@ static int id_listed(const long long *ids, int nids, uint64_t id) {
     return 0;
 }
 
-/* Parses CLIENT LIST's options into *type_ok (0 none, 1 normal, 2 pubsub, 3 any) and ids (zmalloc'd, *nids
+/* Parses CLIENT LIST's options into *type_ok (0 none, 1 normal, 2 pubsub, 3 any, 4 master) and ids (zmalloc'd, *nids
  * entries, NULL when no ID filter). Returns 0, or -1 after an error reply. */
 static int client_list_args(cmd_ctx *c, int *type_ok, long long **ids, int *nids) {
     *type_ok = 3;
@@ -242,7 +242,9 @@ static int client_list_args(cmd_ctx *c, int *type_ok, long long **ids, int *nids
                 *type_ok = 1;
             else if (arg_is(c, i, "pubsub"))
                 *type_ok = 2;
-            else if (arg_is(c, i, "master") || arg_is(c, i, "replica") || arg_is(c, i, "slave"))
+            else if (arg_is(c, i, "master"))
+                *type_ok = 4;
+            else if (arg_is(c, i, "replica") || arg_is(c, i, "slave"))
                 *type_ok = 0;
             else {
                 reply_errorf(c, "ERR Unknown client type '%.*s'", (int)c->argl[i], c->argv[i]);
@@ -281,7 +283,9 @@ static void client_list(cmd_ctx *c) {
             pthread_mutex_lock(&sh->conns_lock);
             for (conn *x = sh->conns; x; x = x->all_next) {
                 if (__atomic_load_n(&x->s.killed, __ATOMIC_RELAXED)) continue; /* gone already (its shard closes it next) */
-                if ((!ids || id_listed(ids, nids, x->s.id)) && (type_ok == 3 || (type_ok == 2) == (pubsub_total(&x->s) > 0)))
+                int fits = type_ok == 3 || (type_ok == 4 ? x->repl_master
+                                                          : !x->repl_master && (type_ok == 2) == (pubsub_total(&x->s) > 0));
+                if ((!ids || id_listed(ids, nids, x->s.id)) && fits)
                     describe_session(c, &x->s, &o, ctx_now(c));
             }
             pthread_mutex_unlock(&sh->conns_lock);
@@ -296,6 +300,7 @@ static void client_list(cmd_ctx *c) {
 /* CLIENT KILL ip:port | CLIENT KILL [ID id] [ADDR a] [LADDR a] [SKIPME yes|no] ... */
 static void client_kill(cmd_ctx *c) {
     long long id = 0;
+    int master_only = 0; /* TYPE master: 1, TYPE normal: -1 (never the master's link) */
     const char *addr = NULL, *laddr = NULL;
     size_t addrl = 0, laddrl = 0;
     int skipme = 1, legacy = c->argc == 3;
@@ -336,7 +341,12 @@ static void client_kill(cmd_ctx *c) {
                     reply_errorf(c, "ERR Unknown client type '%.*s'", (int)c->argl[i + 1], c->argv[i + 1]);
                     return;
                 }
-                if (!arg_is(c, i + 1, "normal")) id = -1; /* matches nobody */
+                if (arg_is(c, i + 1, "master"))
+                    master_only = 1; /* a replica's link to its master */
+                else if (!arg_is(c, i + 1, "normal"))
+                    id = -1; /* matches nobody */
+                else
+                    master_only = -1;
             } else if (arg_is(c, i, "user")) {
                 user = acl_find(c->argv[i + 1], c->argl[i + 1]);
                 if (!user) {
@@ -356,6 +366,7 @@ static void client_kill(cmd_ctx *c) {
         pthread_mutex_lock(&sh->conns_lock);
         for (conn *x = sh->conns; x; x = x->all_next) {
             if (id && (id < 0 || x->s.id != (unsigned long long)id)) continue;
+            if (master_only && (master_only > 0) != (x->repl_master != 0)) continue;
             if (addr && (strlen(x->addr) != addrl || memcmp(x->addr, addr, addrl))) continue;
             if (laddr && (strlen(x->laddr) != laddrl || memcmp(x->laddr, laddr, laddrl))) continue;
             if (user && x->s.user != user) continue;

@@ -7,6 +7,8 @@
 #include "server/config.h"
 #include "cmd/multi.h"
 #include "cmd/persist.h"
+#include "cmd/replicaof.h"
+#include "repl/replica.h"
 #include "cmd/pubsub.h"
 #include "cmd/script.h"
 #include "cmd/split.h"
@@ -144,6 +146,7 @@ void exec_command(cmd_ctx *c) {
     sh->now_ms = dispatch_frozen_ms ? dispatch_frozen_ms : t0 / 1000000;
     if (__builtin_expect(cfg_get(maxmemory) > 0, 0) && maxmemory_exec_refused(c)) return; /* OOM */
     sh->stat_commands++;
+    db_write_lookup = (c->cmd->flags & CMD_WRITE) != 0; /* a replica's reads leave expired keys (shard/db.h) */
     if ((c->cmd->flags & CMD_WRITE) && !c->scratch) dispatch_before_write(c); /* scratch: its places do it */
     size_t reply_at = c->out->len;
     c->cmd->proc(c);
@@ -308,6 +311,8 @@ int dispatch_command(session *s, int argc, const char **argv, const size_t *argl
         return DISPATCH_LATER;
     }
     if (cmd && aof_deny(cmd, err, sizeof err)) cmd = NULL; /* AOF: MISCONF after a write error */
+    if (cmd && __builtin_expect(repl_is_replica(), 0) && replicaof_refuses(s, cmd, argc, argv, argl, err, sizeof err))
+        cmd = NULL; /* a replica: READONLY, MASTERDOWN (cmd/replicaof.c) */
     if (s->flags & SESS_REPLY_SKIP_NEXT) {
         s->flags &= ~SESS_REPLY_SKIP_NEXT;
         s->flags |= SESS_REPLY_SKIP;

@@ -36,7 +36,8 @@
     X(cluster) \
     X(migrate) \
     X(memory) \
-    X(replication)
+    X(replication) \
+    X(replicaof)
 #define DECL(f) void f##_register(void);
 CMD_FAMILIES(DECL)
 #undef DECL

@@ -9,6 +9,7 @@
 #include "shard/lazyfree.h"
 #include "cmd/info.h"
 #include "repl/master.h"
+#include "repl/replica.h"
 #include "cmd/migrate.h"
 #include "cmd/cmd.h"
 #include "cmd/script.h"
@@ -157,7 +158,13 @@ static void sec_stats(buf *o, const info_src *src) {
                tk[0], tk[1], tk[2], (unsigned long long)cmdstats_total_errors(src->ids, src->n));
 }
 
-static void sec_replication(buf *o, const info_src *src) { repl_info(o); }
+static void sec_replication(buf *o, const info_src *src) {
+    if (repl_is_replica()) {
+        replica_info(o);
+        return;
+    }
+    repl_info(o);
+}
 
 static void sec_cpu(buf *o, const info_src *src) {
     struct rusage self, kids;

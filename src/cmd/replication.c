@@ -6,6 +6,7 @@
  * connection is a replica it gets no replies (REPLCONF ACK answers
  * nothing, as in Redis); its shard writes the payload and the stream. */
 #include "cmd/cmd.h"
+#include "cmd/replicaof.h"
 #include "lib/util.h"
 #include "net/conn.h"
 #include "repl/master.h"
@@ -22,7 +23,7 @@ static void sync_cmd(cmd_ctx *c) {
         reply_error(c, "ERR SYNC needs a client connection");
         return;
     }
-    if (repl_is_replica(cn)) return; /* already a replica: ignored, as Redis */
+    if (repl_conn_attached(cn)) return; /* already a replica: ignored, as Redis */
     if (conn_obuf_pending(cn) > 0) {
         reply_error(c, "ERR SYNC and PSYNC are invalid with pending output");
         return;
@@ -75,7 +76,7 @@ static void replconf_cmd(cmd_ctx *c) {
             if (cn && arg_is(c, j + 1, "psync2")) repl_set_capa_psync2(cn);
         } else if (arg_is(c, j, "ack")) {
             long long off;
-            if (!repl_is_replica(cn) || !str2ll(c->argv[j + 1], c->argl[j + 1], &off)) return;
+            if (!repl_conn_attached(cn) || !str2ll(c->argv[j + 1], c->argl[j + 1], &off)) return;
             repl_ack(cn, off, ctx_now(c));
             return; /* no reply, as Redis */
         } else if (arg_is(c, j, "getack")) {
@@ -90,6 +91,24 @@ static void replconf_cmd(cmd_ctx *c) {
         }
     }
     reply_ok(c);
+}
+
+/* ROLE as a master: its offset and online replicas (ip, port, acked offset). */
+static void role_master(cmd_ctx *c) {
+    repl_peer_info peers[64];
+    int64_t offset;
+    int n = repl_peers(peers, 64, &offset);
+    char num[24];
+    reply_array(c, 3);
+    reply_cstr(c, "master");
+    reply_int(c, offset);
+    reply_array(c, n);
+    for (int i = 0; i < n; i++) {
+        reply_array(c, 3);
+        reply_cstr(c, peers[i].ip);
+        reply_bulk(c, num, (size_t)ll2str(num, peers[i].port));
+        reply_bulk(c, num, (size_t)ll2str(num, peers[i].ack));
+    }
 }
 
 static const command rows[] = {
@@ -121,5 +140,6 @@ static const command rows[] = {
 
 void replication_register(void) {
     repl_init();
+    replicaof_role_master = role_master;
     cmd_register(rows, (int)(sizeof rows / sizeof rows[0]));
 }

@@ -158,27 +158,30 @@ int script_parse_flag(const char *s, size_t n, int *flags) {
 
 static int parse_shebang(const char *body, size_t len, int *flags, size_t *skip, char *err, size_t errlen);
 
-int script_declares_no_writes(int argc, const char **argv, const size_t *argl) {
-    if (argc < 2) return 0;
+int script_declared_flags(int argc, const char **argv, const size_t *argl) {
+    if (argc < 2) return -1;
     int flags = 0;
     size_t skip;
     char err[256];
-    if (str_eq_ci(argv[0], argl[0], "fcall") || str_eq_ci(argv[0], argl[0], "fcall_ro")) {
-        flags = function_flags(argv[1], argl[1]);
-        return flags >= 0 && (flags & SF_NO_WRITES);
-    }
+    if (str_eq_ci(argv[0], argl[0], "fcall") || str_eq_ci(argv[0], argl[0], "fcall_ro"))
+        return function_flags(argv[1], argl[1]);
     if (str_eq_ci(argv[0], argl[0], "evalsha") || str_eq_ci(argv[0], argl[0], "evalsha_ro")) {
-        if (argl[1] != 40) return 0;
+        if (argl[1] != 40) return -1;
         char sha[41];
         for (int i = 0; i < 40; i++) sha[i] = (char)tolower((unsigned char)argv[1][i]);
         sha[40] = 0;
         size_t len;
         char *body = cache_body(sha, &len);
-        int r = body && !parse_shebang(body, len, &flags, &skip, err, sizeof err) && (flags & SF_NO_WRITES);
+        int r = body && !parse_shebang(body, len, &flags, &skip, err, sizeof err) ? flags : -1;
         zfree(body);
         return r;
     }
-    return !parse_shebang(argv[1], argl[1], &flags, &skip, err, sizeof err) && (flags & SF_NO_WRITES);
+    return !parse_shebang(argv[1], argl[1], &flags, &skip, err, sizeof err) ? flags : -1;
+}
+
+int script_declares_no_writes(int argc, const char **argv, const size_t *argl) {
+    int flags = script_declared_flags(argc, argv, argl);
+    return flags >= 0 && (flags & SF_NO_WRITES);
 }
 
 /* The flags of an EVAL body and the length of its shebang line (kept out

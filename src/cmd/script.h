@@ -174,6 +174,10 @@ size_t function_cache_bytes(void);
  * no-writes (shebang or register_function flags): CLIENT PAUSE WRITE lets
  * it through, as Redis takes a script's command flags from its own. */
 int script_declares_no_writes(int argc, const char **argv, const size_t *argl);
+/* The SF_* flags of that script (SF_COMPAT: an EVAL without a shebang), or
+ * -1 when they are not known yet (no such function or cached script, a
+ * bad shebang: the command's own error comes when it runs). */
+int script_declared_flags(int argc, const char **argv, const size_t *argl);
 /* A function's flags, or -1 when there is no function of that name. */
 int function_flags(const char *name, size_t len);
 

@@ -12,6 +12,8 @@
  * getmetatable answers a stand-in. Reading a global that does not exist is
  * an error, as in Redis. */
 #include "cmd/script.h"
+#include "cmd/replicaof.h"
+#include "repl/replica.h"
 #include "cmd/acl.h"
 #include "cmd/dispatch.h"
 #include "cmd/monitor.h"
@@ -285,6 +287,7 @@ static int do_call(lua_State *L, int raise) {
     if (cmd && !err) err = acl_refused(r, cmd, argc, argv, argl);
     if (cmd && !err && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) && r->ro) /* as Redis: may-replicate counts */
         err = "ERR Write commands are not allowed from read-only scripts.";
+    if (cmd && !err && __builtin_expect(repl_is_replica(), 0)) err = replicaof_script_call_refusal(cmd);
     if (cmd && !err && (cmd->flags & CMD_WRITE) && !repl_enough_good_replicas())
         err = NOREPLICAS_ERR; /* a script without flags: its write (one with flags never started) */
     if (cmd && !err && r->oom && !r->wrote && (cmd->flags & CMD_DENYOOM) && !(r->flags & SF_ALLOW_OOM)) {

@@ -11,6 +11,7 @@
 static int log_fd = 1;
 static int log_lvl = LOG_NOTICE;
 static const char *names[] = {"debug", "verbose", "notice", "warning", "nothing"};
+char log_role = 'M';
 
 int log_open(const char *path) {
     if (!path || !*path) {
@@ -42,7 +43,7 @@ void log_msg(int level, const char *fmt, ...) {
     gettimeofday(&tv, NULL);
     struct tm tm;
     localtime_r(&tv.tv_sec, &tm);
-    int n = snprintf(line, sizeof line, "%d:M ", (int)getpid());
+    int n = snprintf(line, sizeof line, "%d:%c ", (int)getpid(), __atomic_load_n(&log_role, __ATOMIC_RELAXED));
     n += (int)strftime(line + n, sizeof line - (size_t)n, "%d %b %Y %H:%M:%S", &tm);
     n += snprintf(line + n, sizeof line - (size_t)n, ".%03d %c ", (int)(tv.tv_usec / 1000),
                   ".-*#"[level > 3 ? 3 : level]);

@@ -12,4 +12,7 @@ void log_set_level(int level);
 int log_level_from_name(const char *name); /* -1 when unknown */
 const char *log_level_name(int level);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The role letter after the pid, as Redis writes it: 'M' (master), 'S'
+ * while a replica (repl/ sets it; relaxed atomic). */
+extern char log_role;
 #endif

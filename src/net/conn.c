@@ -34,6 +34,17 @@ int conn_count_total = 0; /* atomic: every shard's connections */
 const char *(*conn_session_hook)(session *s, int is_local);
 void (*conn_replica_closed_hook)(conn *c);
 const char *(*conn_user_name_hook)(const session *s);
+int (*conn_master_cmd_hook)(conn *c, int argc, const char **argv, const size_t *argl);
+void (*conn_master_closed_hook)(conn *c);
+
+/* The master link ran (or answered) the command spanning rp.start ..
+ * rp.cur: its bytes join the offset, a MULTI block's at its end. */
+static __attribute__((noinline, cold)) void master_count(conn *c) {
+    c->repl_multi += c->rp.cur - c->rp.start;
+    if (c->s.multi) return;
+    c->repl_applied += c->repl_multi;
+    c->repl_multi = 0;
+}
 
 int conn_admit(conn *c, int is_local) {
     c->is_local = is_local;
@@ -195,6 +206,7 @@ void conn_close(conn *c) {
     pubsub_session_free(&c->s);
     tracking_conn_close(&c->s);
     if (c->repl) conn_replica_closed_hook(c);
+    if (__builtin_expect(c->repl_master, 0) && conn_master_closed_hook) conn_master_closed_hook(c);
     epoll_ctl(sh->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     if (c->ssl) tls_conn_close(c);
     close(c->fd);
@@ -274,6 +286,7 @@ void conn_process(conn *c) {
         int r = resp_parse(&c->rp, &c->qbuf);
         if (r == RESP_MORE) break;
         if (r == RESP_EMPTY) {
+            if (__builtin_expect(c->repl_master, 0)) master_count(c);
             resp_next(&c->rp);
             continue;
         }
@@ -295,6 +308,11 @@ void conn_process(conn *c) {
             c->argl = zrealloc(c->argl, sizeof(size_t) * (size_t)argc);
         }
         resp_args(&c->rp, &c->qbuf, c->argv, c->argl);
+        if (__builtin_expect(c->repl_master, 0) && conn_master_cmd_hook(c, argc, c->argv, c->argl)) {
+            master_count(c); /* answered by the link itself (REPLCONF GETACK) */
+            resp_next(&c->rp);
+            continue;
+        }
         c->cur_argc = argc;
         int later = dispatch_command(&c->s, argc, c->argv, c->argl) == DISPATCH_LATER;
         c->cur_argc = 0;
@@ -303,6 +321,7 @@ void conn_process(conn *c) {
             break;
         }
         c->cmds++;
+        if (__builtin_expect(c->repl_master, 0)) master_count(c);
         resp_next(&c->rp);
     }
     if (c->rp.start > 0 && !c->waiting) {
@@ -328,6 +347,7 @@ static inline __attribute__((always_inline)) void read_done(conn *c, ssize_t n) 
         return;
     }
     c->qbuf.len += (size_t)n;
+    c->repl_read += (uint64_t)n; /* (meaningful on the master link only) */
     if (c->qbuf.len > c->qbuf_peak) c->qbuf_peak = c->qbuf.len;
     c->sh->stat_net_in += (uint64_t)n;
     if (c->last_io_ms != c->sh->now_ms) {
@@ -503,6 +523,7 @@ void conn_serve_busy(shard *sh, conn *skip) {
 /* CLIENT LIST's flags, in Redis's order; "N" when none. */
 static void conn_flags(conn *c, char *f) {
     char *p = f;
+    if (c->repl_master) *p++ = 'M';
     if (pubsub_count(&c->s, PS_MONITOR)) *p++ = 'O';
     else if (c->s.flags & SESS_REPLICA) *p++ = 'S';
     if (pubsub_total(&c->s)) *p++ = 'P';
@@ -512,7 +533,7 @@ static void conn_flags(conn *c, char *f) {
     if (tracking_broken(&c->s)) *p++ = 'R';
     if (tracking_bcast(&c->s)) *p++ = 'B';
     if (c->is_unix) *p++ = 'U';
-    if ((c->s.flags & SESS_NO_EVICT) && !(c->s.flags & SESS_REPLICA)) *p++ = 'e'; /* (a replica is never evicted, and not flagged) */
+    if ((c->s.flags & SESS_NO_EVICT) && !(c->s.flags & SESS_REPLICA) && !c->repl_master) *p++ = 'e'; /* (replicas and the master are never evicted, and not flagged) */
     if (p == f) *p++ = 'N';
     *p = 0;
 }

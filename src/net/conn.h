@@ -106,7 +106,18 @@ typedef struct conn {
     struct ssl_st *ssl; /* TLS session (net/tls.c); NULL on a plain connection */
     int tls_flags;      /* tls.c's state of the session */
     int tls_want_out;   /* the session waits for the socket to be writable */
+    /* The link from this replica's master (repl/replica.c): replies are
+     * dropped, bytes count in the replication offset. */
+    int repl_master;
+    uint64_t repl_read;    /* offset of the last byte read */
+    uint64_t repl_applied; /* offset of the last command run (Redis's reploff) */
+    uint64_t repl_multi;   /* bytes of a MULTI block not counted yet (Redis counts it at EXEC) */
 } conn;
+/* The master link's hooks (repl/ sets them): a command of the master that
+ * the link answers itself (REPLCONF GETACK) returns 1 and is not
+ * dispatched; the close hook runs when the link closes, on its thread. */
+extern int (*conn_master_cmd_hook)(conn *c, int argc, const char **argv, const size_t *argl);
+extern void (*conn_master_closed_hook)(conn *c);
 
 /* Reply buffer sizing, as Redis's clients cron: a drained buffer keeps at
  * most rbuf_keep bytes; conn_cron halves rbuf_keep (not below 1 KB) when

@@ -156,7 +156,10 @@ extern int rdb_load_allow_dup;
  * preamble), and *end gets the offset just after the RDB's checksum (an
  * old-style base goes on with AOF commands there). */
 int rdb_load_aof_base(const char *path, int threads, rdb_load_stats *st, size_t *end, char *err, size_t errlen);
-/* The same over bytes in memory; only keys of shard `only` (-1: all). */
+/* The same over bytes in memory; only keys of shard `only` (-1: all).
+ * With rdb_load_keep_expired set (a replica's full sync) keys past their
+ * deadline load too: the master's DEL removes them. */
+extern int rdb_load_keep_expired;
 int rdb_load_mem(const uint8_t *p, size_t n, int only, int64_t now_ms, rdb_load_stats *st, char *err, size_t errlen);
 
 /* Server-wide persistence state for LASTSAVE and INFO. */

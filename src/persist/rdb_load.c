@@ -322,8 +322,10 @@ static int load_mem(const uint8_t *p, size_t n, int only, load_opts *o, rdb_load
     return rc ? -1 : 0;
 }
 
+int rdb_load_keep_expired;
+
 int rdb_load_mem(const uint8_t *p, size_t n, int only, int64_t now_ms, rdb_load_stats *st, char *err, size_t errlen) {
-    load_opts o = {.now = now_ms};
+    load_opts o = {.now = now_ms, .keep_expired = rdb_load_keep_expired};
     return load_mem(p, n, only, &o, st, err, errlen);
 }
 

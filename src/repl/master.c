@@ -381,7 +381,7 @@ int repl_attach(conn *c, const int *ids, int n, int psync, const char *replid, i
     return 0;
 }
 
-int repl_is_replica(const conn *c) { return c && c->repl && c->repl->attached; }
+int repl_conn_attached(const conn *c) { return c && c->repl && c->repl->attached; }
 
 void repl_set_listening_port(conn *c, int port) {
     repl_peer *p = c->repl ? c->repl : pre_peer(c);
@@ -561,6 +561,22 @@ int repl_enough_good_replicas(void) {
     }
     pthread_mutex_unlock(&R.lock);
     return good >= need;
+}
+
+int repl_peers(repl_peer_info *out, int max, int64_t *offset) {
+    int n = 0;
+    pthread_mutex_lock(&R.lock);
+    *offset = (int64_t)R.offset;
+    for (int i = 0; i < R.npeers && n < max; i++) {
+        repl_peer *p = R.peers[i];
+        if (p->state != ONLINE) continue;
+        memcpy(out[n].ip, p->ip, sizeof out[n].ip);
+        out[n].port = p->port;
+        out[n].ack = p->ack_off;
+        n++;
+    }
+    pthread_mutex_unlock(&R.lock);
+    return n;
 }
 
 void repl_info(buf *o) {

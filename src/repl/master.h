@@ -44,7 +44,7 @@ void repl_set_ip(struct conn *c, const char *ip);
 void repl_set_capa_psync2(struct conn *c);
 void repl_ack(struct conn *c, int64_t offset, int64_t now_ms);
 /* 1 when c is an attached replica. */
-int repl_is_replica(const struct conn *c);
+int repl_conn_attached(const struct conn *c);
 
 /* The shard loop, each turn on every shard with replicas: copies stream
  * bytes (and the RDB payload) into its replicas' output. */
@@ -60,6 +60,14 @@ void repl_cron(struct shard *sh);
 int repl_enough_good_replicas(void);
 #define NOREPLICAS_ERR "NOREPLICAS Not enough good replicas to write."
 
+/* ROLE's master form: the stream's offset and the online replicas (at most
+ * max) with their ip, listening port and acknowledged offset. */
+typedef struct repl_peer_info {
+    char ip[64];
+    int port;
+    int64_t ack;
+} repl_peer_info;
+int repl_peers(repl_peer_info *out, int max, int64_t *offset);
 /* The master lines of INFO replication. */
 void repl_info(buf *out);
 /* At startup: a new replication id. */

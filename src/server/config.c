@@ -55,14 +55,18 @@ static const char *bin_ptr[NROWS];
 static size_t bin_len[NROWS];
 
 /* Redis 7.0's other names of directives (its `alias` column): what Redis 6
- * called a ziplist is a listpack in 7.0; the replica-* directives' slave-*
- * forms. */
+ * called a ziplist is a listpack in 7.0, and the replica-* directives keep
+ * their slave-* names. */
 static const struct {
     const char *alias, *name;
 } aliases[] = {
     {"hash-max-ziplist-entries", "hash-max-listpack-entries"}, {"hash-max-ziplist-value", "hash-max-listpack-value"},
     {"zset-max-ziplist-entries", "zset-max-listpack-entries"}, {"zset-max-ziplist-value", "zset-max-listpack-value"},
     {"list-max-ziplist-size", "list-max-listpack-size"}, {"lua-time-limit", "busy-reply-threshold"},
+    {"slaveof", "replicaof"}, {"slave-read-only", "replica-read-only"},
+    {"slave-serve-stale-data", "replica-serve-stale-data"}, {"slave-priority", "replica-priority"},
+    {"slave-announce-ip", "replica-announce-ip"}, {"slave-announce-port", "replica-announce-port"},
+    {"slave-lazy-flush", "replica-lazy-flush"},
     {"repl-ping-slave-period", "repl-ping-replica-period"}, {"min-slaves-to-write", "min-replicas-to-write"},
     {"min-slaves-max-lag", "min-replicas-max-lag"},
 };
@@ -112,7 +116,7 @@ static int row_is(int i, const char *name) { return !strcmp(rows[i].name, name);
 /* Directives whose value is several words, joined by single spaces. */
 static int multi_word(int i) {
     return rows[i].type == CT_SPECIAL || row_is(i, "save") || row_is(i, "bind") || row_is(i, "cpu-affinity") ||
-           row_is(i, "latency-tracking-info-percentiles");
+           row_is(i, "latency-tracking-info-percentiles") || row_is(i, "replicaof");
 }
 
 /* ---- enumerations ---- */
@@ -127,6 +131,7 @@ static const char *const policies[] = {"volatile-lru",   "volatile-lfu", "volati
                                        "allkeys-random", "noeviction",   NULL};
 
 static const char *const pubsub_opts[] = {"allchannels", "resetchannels", NULL};
+static const char *const diskless_load_opts[] = {"disabled", "on-empty-db", "swapdb", NULL};
 
 static const char *const *enum_opts(int i) {
     if (row_is(i, "acl-pubsub-default")) return pubsub_opts;
@@ -135,6 +140,7 @@ static const char *const *enum_opts(int i) {
     if (row_is(i, "hugepages")) return hugepage_opts;
     if (row_is(i, "appendfsync")) return fsync_opts;
     if (row_is(i, "tls-auth-clients")) return tls_auth_opts;
+    if (row_is(i, "repl-diskless-load")) return diskless_load_opts;
     return allow_opts;
 }
 
@@ -809,6 +815,15 @@ int config_set(const char *name, const char *value, char *err, size_t el) {
     return config_set_many(1, &name, &value, err, el);
 }
 
+int config_store(const char *name, const char *value, char *err, size_t el) {
+    int i = find_row(name);
+    if (i < 0) {
+        snprintf(err, el, "ERR Unknown option '%s'", name);
+        return -1;
+    }
+    return set_row(i, value, err, el);
+}
+
 size_t config_value_len(const char *name) {
     int id = config_find(name);
     if (id < 0) return 0;
@@ -1015,6 +1030,7 @@ static void rewrite_text(FILE *old, buf *o) {
             buf_addc(o, '\n');
         } else if (i >= 0 && !seen[i]) {
             seen[i] = 1;
+            if (row_is(i, "replicaof") && !config_value_len("replicaof")) continue; /* a master: the line goes, as Redis */
             add_directive(o, i);
         }
     }

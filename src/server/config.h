@@ -136,7 +136,19 @@ enum {
     X("stream-node-max-bytes", stream_node_max_bytes, CT_MEM, "4096", 0, INT64_MAX, 1)                                 \
     X("stream-node-max-entries", stream_node_max_entries, CT_INT, "100", 0, INT64_MAX, 1)                             \
     X("notify-keyspace-events", notify_keyspace_events, CT_STR, "", 0, 0, 1)                                           \
-    X("tracking-table-max-keys", tracking_table_max_keys, CT_INT, "1000000", 0, INT64_MAX, 1)
+    X("tracking-table-max-keys", tracking_table_max_keys, CT_INT, "1000000", 0, INT64_MAX, 1)                         \
+    X("replicaof", replicaof, CT_STR, "", 0, 0, CFG_IMMUTABLE)                                                         \
+    X("masterauth", masterauth, CT_STR, "", 0, 0, CFG_MUTABLE)                                                         \
+    X("masteruser", masteruser, CT_STR, "", 0, 0, CFG_MUTABLE)                                                         \
+    X("replica-read-only", replica_read_only, CT_BOOL, "yes", 0, 0, CFG_MUTABLE)                                       \
+    X("replica-serve-stale-data", replica_serve_stale_data, CT_BOOL, "yes", 0, 0, CFG_MUTABLE)                         \
+    X("repl-timeout", repl_timeout, CT_INT, "60", 1, INT32_MAX, CFG_MUTABLE)                                           \
+    X("replica-priority", replica_priority, CT_INT, "100", 0, INT32_MAX, CFG_MUTABLE)                                  \
+    X("replica-announce-ip", replica_announce_ip, CT_STR, "", 0, 0, CFG_MUTABLE)                                       \
+    X("replica-announce-port", replica_announce_port, CT_INT, "0", 0, 65535, CFG_MUTABLE)                              \
+    X("replica-announced", replica_announced, CT_BOOL, "yes", 0, 0, CFG_MUTABLE)                                       \
+    X("replica-lazy-flush", replica_lazy_flush, CT_BOOL, "no", 0, 0, CFG_MUTABLE)                                      \
+    X("repl-diskless-load", repl_diskless_load, CT_ENUM, "disabled", 0, 0, CFG_MUTABLE)
 
 /* `user` lines of the config file and arguments (their words after
  * "user"), kept for the ACL layer, which reads them once the command table
@@ -153,6 +165,8 @@ enum { CFG_ALLOW_NO = 0, CFG_ALLOW_YES = 1, CFG_ALLOW_LOCAL = 2 };
 enum { CFG_FSYNC_EVERYSEC = 0, CFG_FSYNC_ALWAYS = 1, CFG_FSYNC_NO = 2 };
 /* Values of tls-auth-clients, in Redis's order of the options. */
 enum { CFG_TLS_AUTH_NO = 0, CFG_TLS_AUTH_YES = 1, CFG_TLS_AUTH_OPTIONAL = 2 };
+/* Values of repl-diskless-load, in Redis's order of the options. */
+enum { CFG_DISKLESS_LOAD_DISABLED = 0, CFG_DISKLESS_LOAD_ON_EMPTY_DB = 1, CFG_DISKLESS_LOAD_SWAPDB = 2 };
 
 typedef struct config {
 #define CFG_FIELD(name, field, type, def, min, max, mut)                                                               \
@@ -185,6 +199,10 @@ int config_load(int argc, char **argv, char *err, size_t errlen);
 /* CONFIG SET of one directive; 0 ok, else -1 with the Redis error text
  * ("ERR ...") in err. */
 int config_set(const char *name, const char *value, char *err, size_t errlen);
+/* Stores a value the server itself changes (REPLICAOF sets `replicaof`,
+ * which CONFIG SET may not), with no mutability check and no apply hook.
+ * The caller holds every shard, as CONFIG SET does. 0 ok, else -1. */
+int config_store(const char *name, const char *value, char *err, size_t errlen);
 /* CONFIG SET of n pairs, all or nothing, in Redis 7.0's order: first every
  * name is checked (unknown, immutable or protected, given twice: the first
  * such error wins), then the values are set in order (a bad one puts back

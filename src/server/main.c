@@ -12,6 +12,7 @@
 #include "persist/rdb.h"
 #include "persist/snapshot.h"
 #include "server/config.h"
+#include "repl/replica.h"
 #include "server/listen.h"
 #include "net/tls.h"
 #include "server/engine.h"
@@ -114,6 +115,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     log_msg(LOG_NOTICE, "Ready to accept connections tcp on port %lld", (long long)cfg.port_i);
+    if (replica_start() < 0) return 1; /* the replicaof directive */
     if (cfg.tls_port_i) log_msg(LOG_NOTICE, "Ready to accept connections tls on port %lld", (long long)cfg.tls_port_i);
     int sig = 0;
     sigwait(&set, &sig);

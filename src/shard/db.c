@@ -103,11 +103,16 @@ entry **db_find_link_kept(db *d, const char *key, size_t klen, int64_t now) {
     return l;
 }
 
+int db_keep_expired;
+__thread int db_write_lookup;
+
 entry **db_find_link(db *d, const char *key, size_t klen, int64_t now) {
     entry **l = table_link(d->t, key, klen);
     if (!l) return NULL;
     entry *e = *l;
     if (entry_has_ttl(e) && now > entry_expire(e) && !aof_loading) { /* AOF: nothing expires while loading */
+        if (__builtin_expect(__atomic_load_n(&db_keep_expired, __ATOMIC_RELAXED), 0) && !db_write_lookup)
+            return NULL; /* a replica: missing for reads, the master's DEL removes it */
         aof_feed_expired(d, key, klen);                               /* AOF: logged as DEL */
         watch_expired(d->id, key, klen, entry_expire(e));
         int was = lazyfree_cause(LF_EXPIRE);

@@ -52,6 +52,14 @@ entry *db_find(db *d, const char *key, size_t klen, int64_t now);
 entry **db_find_link_kept(db *d, const char *key, size_t klen, int64_t now);
 /* Same, returning the link for db_replace / db_delete_link. */
 entry **db_find_link(db *d, const char *key, size_t klen, int64_t now);
+/* While the server is a replica (repl/replica.c sets it), keys past their
+ * deadline are not deleted by reads or the active cycle, only reported
+ * missing: the master's DEL removes them, as on a Redis 7.0 replica. A
+ * write command's lookup (db_write_lookup, set by the dispatcher for the
+ * running command on this thread) still deletes, as Redis's
+ * EXPIRE_FORCE_DELETE_EXPIRED. */
+extern int db_keep_expired;
+extern __thread int db_write_lookup;
 /* Adds an entry whose key is absent. Takes ownership. */
 void db_add(db *d, entry *e);
 /* Puts n where the entry at link is; frees the old entry. When the old

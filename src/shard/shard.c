@@ -457,7 +457,8 @@ void shard_cron(shard *s) {
         while (rehash && table_rehash_step(x->t, 100) && mono_us() < deadline) {
         }
         table_maybe_shrink(x->t);
-        if (x->expires && __atomic_load_n(&shard_active_expire, __ATOMIC_RELAXED) && pause_type(now) == PAUSE_OFF) {
+        if (x->expires && __atomic_load_n(&shard_active_expire, __ATOMIC_RELAXED) && pause_type(now) == PAUSE_OFF &&
+            !__atomic_load_n(&db_keep_expired, __ATOMIC_RELAXED)) { /* a replica: its master expires keys */
             int rounds = 0;
             int64_t t0 = latency_clock();
             while (db_expire_cycle(x, budget, now) > again && ++rounds < 16 && mono_us() < deadline) {
@@ -481,7 +482,8 @@ void shard_cron(shard *s) {
     if (tmo > 0) {
         for (conn *c = s->conns; c;) {
             conn *next = c->all_next;
-            if (!c->waiting && !c->inflight && !(c->s.flags & SESS_REPLICA) && now - c->last_io_ms > tmo * 1000) {
+            if (!c->waiting && !c->inflight && !(c->s.flags & SESS_REPLICA) && !c->repl_master &&
+                now - c->last_io_ms > tmo * 1000) {
                 log_msg(LOG_VERBOSE, "Closing idle client");
                 conn_close(c);
             }

@@ -140,3 +140,13 @@ def raw_exchange(server, payload, expect_close=False, timeout=3, read_until=None
             break
     s.close()
     return b"".join(chunks)
+
+
+def wait_until(cond, what, timeout=20):
+    """Polls cond until it is true; fails naming what after timeout."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for " + what)

@@ -8,16 +8,7 @@ import time
 import pytest
 import redis
 
-from helpers import Server
-
-
-def wait_for(cond, timeout=10, what="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if cond():
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for " + what)
+from helpers import Server, wait_until
 
 
 @pytest.fixture
@@ -26,7 +17,7 @@ def replica(server):
     rep = Server("redis", ["--replicaof", "127.0.0.1", str(server.port)])
     rep.start()
     c = rep.new_client(decode_responses=True)
-    wait_for(lambda: c.info("replication").get("master_link_status") == "up", what="the replica's link")
+    wait_until(lambda: c.info("replication").get("master_link_status") == "up", "the replica's link")
     yield c
     c.close()
     rep.stop()
@@ -34,7 +25,7 @@ def replica(server):
 
 def synced(master, replica_client):
     off = master.info("replication")["master_repl_offset"]
-    wait_for(lambda: replica_client.info("replication").get("slave_repl_offset", -1) >= off, what="replica offset")
+    wait_until(lambda: replica_client.info("replication").get("slave_repl_offset", -1) >= off, "replica offset")
 
 
 def test_full_sync_then_stream(server, rs, replica):
@@ -69,7 +60,7 @@ def test_full_sync_then_stream(server, rs, replica):
 
 
 def test_info_replication_with_replica(server, rs, replica):
-    wait_for(lambda: rs.info("replication").get("slave0", {}).get("state") == "online", what="the replica online")
+    wait_until(lambda: rs.info("replication").get("slave0", {}).get("state") == "online", "the replica online")
     info = rs.info("replication")
     assert info["role"] == "master"
     assert info["connected_slaves"] == 1
@@ -78,7 +69,7 @@ def test_info_replication_with_replica(server, rs, replica):
     assert info["repl_backlog_active"] == 1
     assert info["repl_backlog_first_byte_offset"] >= 1
     assert len(info["master_replid"]) == 40
-    wait_for(lambda: "S" in [c["flags"] for c in rs.client_list()], what="a replica in CLIENT LIST")
+    wait_until(lambda: "S" in [c["flags"] for c in rs.client_list()], "a replica in CLIENT LIST")
 
 
 def read_stream(sock, until, timeout=5):
@@ -173,7 +164,7 @@ def test_replconf(r):
 
 
 def test_min_replicas_to_write(r):
-    wait_for(lambda: r.info("replication")["connected_slaves"] == 0, what="earlier replicas to go")
+    wait_until(lambda: r.info("replication")["connected_slaves"] == 0, "earlier replicas to go")
     r.set("x", "1")
     r.config_set("min-replicas-to-write", 1)
     try:
@@ -228,3 +219,33 @@ def test_scan_deletes_expired_keys_unwrapped(spawn):
     finally:
         r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 1)
         r.config_set("repl-ping-replica-period", 10)
+
+
+@pytest.mark.parametrize("replica_target", ["shoal1", "shoal4"])
+def test_shoal_replica_follows_target(server, rs, replica_target):
+    """shoal as the replica of the target (shoal or redis-server as master)."""
+    rs.set("before", "1")
+    rs.rpush("list", "a", "b")
+    rep = Server(replica_target, ["--replicaof", "127.0.0.1", str(server.port)])
+    rep.start()
+    try:
+        c = rep.new_client(decode_responses=True)
+        wait_until(lambda: c.info("replication").get("master_link_status") == "up", "the replica's link")
+        rs.set("after", "2")
+        rs.incr("n")
+        rs.execute_command("SELECT", 2)
+        rs.sadd("s", "x", "y")
+        rs.execute_command("SELECT", 0)
+        synced(rs, c)
+        assert c.mget("before", "after", "n") == ["1", "2", "1"]
+        assert c.lrange("list", 0, -1) == ["a", "b"]
+        c.execute_command("SELECT", 2)
+        assert c.smembers("s") == {"x", "y"}
+        with pytest.raises(redis.ResponseError, match="^You can't write against a read only replica.$"):
+            c.set("w", "1")
+        assert c.execute_command("ROLE")[0] == "slave"
+        role = rs.execute_command("ROLE")
+        assert role[0] == "master" and len(role[2]) == 1 and role[2][0][1] == str(rep.port)
+        c.close()
+    finally:
+        rep.stop()
