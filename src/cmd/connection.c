@@ -229,27 +229,36 @@ static int id_listed(const long long *ids, int nids, uint64_t id) {
     return 0;
 }
 
-/* Parses CLIENT LIST's options into *type_ok (0 none, 1 normal, 2 pubsub, 3 any, 4 master) and ids (zmalloc'd, *nids
+/* Redis's client types (getClientType): the link to our master, a replica
+ * attached to us, a subscriber, or a normal client. */
+enum { CT_ANY = -1, CT_NORMAL, CT_MASTER, CT_REPLICA, CT_PUBSUB };
+
+static int client_type(conn *x) {
+    if (x->repl_master) return CT_MASTER;
+    if (x->s.flags & SESS_REPLICA) return CT_REPLICA;
+    return pubsub_total(&x->s) > 0 ? CT_PUBSUB : CT_NORMAL; /* (MONITOR is a normal client, as in Redis) */
+}
+
+/* A TYPE argument; -2 (after the error reply) when it names no type. */
+static int type_arg(cmd_ctx *c, int i) {
+    if (arg_is(c, i, "normal")) return CT_NORMAL;
+    if (arg_is(c, i, "master")) return CT_MASTER;
+    if (arg_is(c, i, "replica") || arg_is(c, i, "slave")) return CT_REPLICA;
+    if (arg_is(c, i, "pubsub")) return CT_PUBSUB;
+    reply_errorf(c, "ERR Unknown client type '%.*s'", (int)c->argl[i], c->argv[i]);
+    return -2;
+}
+
+/* Parses CLIENT LIST's options into *type (CT_*) and ids (zmalloc'd, *nids
  * entries, NULL when no ID filter). Returns 0, or -1 after an error reply. */
-static int client_list_args(cmd_ctx *c, int *type_ok, long long **ids, int *nids) {
-    *type_ok = 3;
+static int client_list_args(cmd_ctx *c, int *type, long long **ids, int *nids) {
+    *type = CT_ANY;
     *ids = NULL;
     *nids = 0;
     for (int i = 2; i < c->argc; i++) {
         if (arg_is(c, i, "type") && i + 1 < c->argc) {
             i++;
-            if (arg_is(c, i, "normal"))
-                *type_ok = 1;
-            else if (arg_is(c, i, "pubsub"))
-                *type_ok = 2;
-            else if (arg_is(c, i, "master"))
-                *type_ok = 4;
-            else if (arg_is(c, i, "replica") || arg_is(c, i, "slave"))
-                *type_ok = 0;
-            else {
-                reply_errorf(c, "ERR Unknown client type '%.*s'", (int)c->argl[i], c->argv[i]);
-                return -1;
-            }
+            if ((*type = type_arg(c, i)) == -2) return -1;
         } else if (arg_is(c, i, "id") && i + 1 < c->argc && !*ids) {
             *ids = zmalloc(sizeof(long long) * (size_t)(c->argc - i - 1));
             for (i++; i < c->argc; i++) {
@@ -269,29 +278,26 @@ static int client_list_args(cmd_ctx *c, int *type_ok, long long **ids, int *nids
 
 /* CLIENT LIST [TYPE normal|master|replica|pubsub] [ID client-id [client-id ...]] */
 static void client_list(cmd_ctx *c) {
-    int type_ok, nids;
+    int type, nids;
     long long *ids;
-    if (client_list_args(c, &type_ok, &ids, &nids) < 0) {
+    if (client_list_args(c, &type, &ids, &nids) < 0) {
         zfree(ids);
         return;
     }
     buf o = {0};
-    if (type_ok) {
-        int sids[MAX_SHARDS], n = ctx_shards(c, sids);
-        for (int k = 0; k < n; k++) {
-            shard *sh = shards[sids[k]];
-            pthread_mutex_lock(&sh->conns_lock);
-            for (conn *x = sh->conns; x; x = x->all_next) {
-                if (__atomic_load_n(&x->s.killed, __ATOMIC_RELAXED)) continue; /* gone already (its shard closes it next) */
-                int fits = type_ok == 3 || (type_ok == 4 ? x->repl_master
-                                                          : !x->repl_master && (type_ok == 2) == (pubsub_total(&x->s) > 0));
-                if ((!ids || id_listed(ids, nids, x->s.id)) && fits)
-                    describe_session(c, &x->s, &o, ctx_now(c));
-            }
-            pthread_mutex_unlock(&sh->conns_lock);
+    int sids[MAX_SHARDS], n = ctx_shards(c, sids);
+    for (int k = 0; k < n; k++) {
+        shard *sh = shards[sids[k]];
+        pthread_mutex_lock(&sh->conns_lock);
+        for (conn *x = sh->conns; x; x = x->all_next) {
+            if (__atomic_load_n(&x->s.killed, __ATOMIC_RELAXED)) continue; /* gone already (its shard closes it next) */
+            if ((!ids || id_listed(ids, nids, x->s.id)) && (type == CT_ANY || type == client_type(x)))
+                describe_session(c, &x->s, &o, ctx_now(c));
         }
-        if (!c->sess->conn && type_ok & 1 && (!ids || id_listed(ids, nids, c->sess->id))) describe_session(c, c->sess, &o, ctx_now(c));
+        pthread_mutex_unlock(&sh->conns_lock);
     }
+    if (!c->sess->conn && (type == CT_ANY || type == CT_NORMAL) && (!ids || id_listed(ids, nids, c->sess->id)))
+        describe_session(c, c->sess, &o, ctx_now(c));
     reply_verbatim(c, o.p ? o.p : "", o.len);
     buf_free(&o);
     zfree(ids);
@@ -300,7 +306,7 @@ static void client_list(cmd_ctx *c) {
 /* CLIENT KILL ip:port | CLIENT KILL [ID id] [ADDR a] [LADDR a] [SKIPME yes|no] ... */
 static void client_kill(cmd_ctx *c) {
     long long id = 0;
-    int master_only = 0; /* TYPE master: 1, TYPE normal: -1 (never the master's link) */
+    int type = CT_ANY;
     const char *addr = NULL, *laddr = NULL;
     size_t addrl = 0, laddrl = 0;
     int skipme = 1, legacy = c->argc == 3;
@@ -336,17 +342,7 @@ static void client_kill(cmd_ctx *c) {
                     return;
                 }
             } else if (arg_is(c, i, "type")) {
-                if (!arg_is(c, i + 1, "normal") && !arg_is(c, i + 1, "master") && !arg_is(c, i + 1, "replica") &&
-                    !arg_is(c, i + 1, "slave") && !arg_is(c, i + 1, "pubsub")) {
-                    reply_errorf(c, "ERR Unknown client type '%.*s'", (int)c->argl[i + 1], c->argv[i + 1]);
-                    return;
-                }
-                if (arg_is(c, i + 1, "master"))
-                    master_only = 1; /* a replica's link to its master */
-                else if (!arg_is(c, i + 1, "normal"))
-                    id = -1; /* matches nobody */
-                else
-                    master_only = -1;
+                if ((type = type_arg(c, i + 1)) == -2) return;
             } else if (arg_is(c, i, "user")) {
                 user = acl_find(c->argv[i + 1], c->argl[i + 1]);
                 if (!user) {
@@ -366,7 +362,7 @@ static void client_kill(cmd_ctx *c) {
         pthread_mutex_lock(&sh->conns_lock);
         for (conn *x = sh->conns; x; x = x->all_next) {
             if (id && (id < 0 || x->s.id != (unsigned long long)id)) continue;
-            if (master_only && (master_only > 0) != (x->repl_master != 0)) continue;
+            if (type != CT_ANY && type != client_type(x)) continue;
             if (addr && (strlen(x->addr) != addrl || memcmp(x->addr, addr, addrl))) continue;
             if (laddr && (strlen(x->laddr) != laddrl || memcmp(x->laddr, laddr, laddrl))) continue;
             if (user && x->s.user != user) continue;

@@ -9,6 +9,8 @@
 #include "shard/lazyfree.h"
 #include "cmd/info.h"
 #include "repl/master.h"
+#include "persist/aof.h"
+#include "shard/client_evict.h"
 #include "repl/replica.h"
 #include "cmd/migrate.h"
 #include "cmd/cmd.h"
@@ -95,6 +97,10 @@ static void sec_memory(buf *o, const info_src *src) {
     size_t rss = mem_rss();
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     int64_t maxmem = cfg_get(maxmemory);
+    repl_mem rm;
+    repl_memory(&rm);
+    int64_t clients = 0; /* every connection's memory, as CLIENT LIST's tot-mem */
+    for (int i = 0; i < src->n; i++) clients += cevict_clients_mem(shards[src->ids[i]]);
     char hu[32], hr[32], hp[32], hs[32], hm[32];
     human(hu, sizeof hu, (double)used);
     human(hr, sizeof hr, (double)rss);
@@ -106,12 +112,17 @@ static void sec_memory(buf *o, const info_src *src) {
                "used_memory_peak:%lld\r\nused_memory_peak_human:%s\r\nused_memory_peak_perc:%.2f%%\r\n"
                "used_memory_dataset:%lld\r\ntotal_system_memory:%lld\r\ntotal_system_memory_human:%s\r\n"
                "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:%s\r\nmem_fragmentation_ratio:%.2f\r\n"
-               "mem_fragmentation_bytes:%lld\r\nmem_not_counted_for_evict:%lld\r\nmem_allocator:mimalloc\r\nlazyfree_pending_objects:%ld\r\nlazyfreed_objects:%ld\r\n"
+               "mem_fragmentation_bytes:%lld\r\nmem_not_counted_for_evict:%lld\r\nmem_replication_backlog:%lld\r\n"
+               "mem_total_replication_buffers:%lld\r\nmem_clients_slaves:%lld\r\nmem_clients_normal:%lld\r\n"
+               "mem_cluster_links:0\r\nmem_aof_buffer:%zu\r\n"
+               "mem_allocator:mimalloc\r\nlazyfree_pending_objects:%ld\r\nlazyfreed_objects:%ld\r\n"
                "hugepages:%s\r\nhuge_pages_bytes:%zu\r\n",
                (long long)used, hu, rss, hr, (long long)pk, hp, pk > 0 ? (double)used * 100.0 / (double)pk : 0.0,
                (long long)used, (long long)pages * psz, hs, (long long)maxmem, hm, cfg.maxmemory_policy_s,
                used > 0 ? (double)rss / (double)used : 0.0, (long long)rss - (long long)used,
-               (long long)evict_not_counted(), lazyfree_pending(), lazyfree_freed(),
+               (long long)evict_not_counted(), (long long)rm.backlog, (long long)rm.total_buffers,
+               (long long)rm.replicas, (long long)(clients - rm.replica_conns), aof_buffered_bytes(),
+               lazyfree_pending(), lazyfree_freed(),
                hugepage_mode(), mem_huge_bytes());
     script_info_memory(o);
     for (int i = 0; i < src->n; i++)

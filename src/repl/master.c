@@ -19,6 +19,7 @@
 #include "persist/rdb.h"
 #include "persist/snapshot.h"
 #include "server/config.h"
+#include "shard/evict.h"
 #include "shard/shard.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +31,7 @@
 #include <unistd.h>
 
 #define MAX_PEERS 64
-#define BLOCK_MIN (64 * 1024)
+#define BLOCK_MIN (16 * 1024) /* as Redis's PROTO_REPLY_CHUNK_BYTES: what stays counted as backlog stays small */
 #define PUMP_CHUNK (256 * 1024) /* output a replica may hold before its shard copies more */
 
 enum { WAIT_BGSAVE, SEND_BULK, ONLINE };
@@ -75,6 +76,7 @@ static struct {
     uint64_t offset; /* master_repl_offset (atomic stores) */
     int64_t second_offset;
     rblock *head, *tail;
+    int64_t buf_mem; /* allocated bytes of the blocks (atomic stores) */
     int sel_db; /* database the stream is in after its last byte, -1: a SELECT comes first */
     repl_peer *peers[MAX_PEERS];
     int npeers;
@@ -103,10 +105,13 @@ static void new_replid(char *out) {
     out[40] = 0;
 }
 
+static int64_t not_counted(void);
+
 void repl_init(void) {
     shard_replica_pump = repl_pump;
     conn_replica_closed_hook = repl_conn_closed;
     shard_add_cron_hook(repl_cron);
+    evict_not_counted_hook = not_counted;
     new_replid(R.replid);
     memset(R.replid2, '0', 40);
     R.replid2[40] = 0;
@@ -120,6 +125,7 @@ static void append_locked(const char *p, size_t n) {
         if (!t || t->len == t->cap) {
             size_t cap = n > BLOCK_MIN ? n : BLOCK_MIN;
             rblock *b = zmalloc(sizeof *b + cap);
+            __atomic_store_n(&R.buf_mem, R.buf_mem + (int64_t)zmalloc_size(b), __ATOMIC_RELAXED);
             b->next = NULL;
             b->start = R.offset;
             b->len = 0;
@@ -135,6 +141,11 @@ static void append_locked(const char *p, size_t n) {
         n -= k;
         __atomic_store_n(&R.offset, R.offset + k, __ATOMIC_RELEASE);
     }
+}
+
+static void free_block(rblock *b) {
+    __atomic_store_n(&R.buf_mem, R.buf_mem - (int64_t)zmalloc_size(b), __ATOMIC_RELAXED);
+    zfree(b);
 }
 
 /* Its connection closes at its shard's next safe point. */
@@ -167,7 +178,7 @@ static void trim_locked(void) {
     while (R.head && R.head->next && R.head->start + R.head->len <= need) {
         rblock *b = R.head;
         R.head = b->next;
-        zfree(b);
+        free_block(b);
     }
 }
 
@@ -539,7 +550,7 @@ void repl_cron(shard *sh) {
     while (R.head) {
         rblock *b = R.head;
         R.head = b->next;
-        zfree(b);
+        free_block(b);
     }
     R.tail = NULL;
     R.backlog = 0;
@@ -561,6 +572,40 @@ int repl_enough_good_replicas(void) {
     }
     pthread_mutex_unlock(&R.lock);
     return good >= need;
+}
+
+void repl_memory(repl_mem *m) {
+    memset(m, 0, sizeof *m);
+    pthread_mutex_lock(&R.lock);
+    int64_t total = R.buf_mem, keep = cfg_get(repl_backlog_size);
+    m->total_buffers = total;
+    /* as Redis: the shared blocks count as the backlog up to its size,
+     * the rest as the replicas' output */
+    if (R.npeers && total > keep) {
+        m->backlog = keep;
+        m->replicas = total - keep;
+    } else {
+        m->backlog = R.backlog ? total : 0;
+    }
+    int64_t outs = 0;
+    for (int i = 0; i < R.npeers; i++) { /* their connections (read racily, as CLIENT LIST does) */
+        conn *c = R.peers[i]->c;
+        int64_t out = (int64_t)__atomic_load_n(&c->out.cap, __ATOMIC_RELAXED);
+        outs += out;
+        m->replica_conns += out + (int64_t)__atomic_load_n(&c->qbuf.cap, __ATOMIC_RELAXED) + (int64_t)sizeof(conn);
+    }
+    m->replicas += m->replica_conns;
+    /* not counted for eviction: what the replicas hold beyond the backlog
+     * (Redis's rule), and the stream bytes copied into their output */
+    m->not_counted = (R.npeers && total > keep ? total - keep : 0) + outs;
+    pthread_mutex_unlock(&R.lock);
+}
+
+static int64_t not_counted(void) {
+    if (!__atomic_load_n(&R.npeers, __ATOMIC_RELAXED)) return 0;
+    repl_mem m;
+    repl_memory(&m);
+    return m.not_counted;
 }
 
 int repl_peers(repl_peer_info *out, int max, int64_t *offset) {

@@ -68,6 +68,15 @@ typedef struct repl_peer_info {
     int64_t ack;
 } repl_peer_info;
 int repl_peers(repl_peer_info *out, int max, int64_t *offset);
+/* Memory of replication (INFO memory; eviction leaves not_counted out). */
+typedef struct repl_mem {
+    int64_t total_buffers; /* the stream's blocks (mem_total_replication_buffers) */
+    int64_t backlog;       /* of those, the backlog's part (mem_replication_backlog) */
+    int64_t replicas;      /* the replicas' part and their connections (mem_clients_slaves) */
+    int64_t replica_conns; /* the replicas' connections (conn_mem's measure) */
+    int64_t not_counted;   /* mem_not_counted_for_evict's replication part */
+} repl_mem;
+void repl_memory(repl_mem *m);
 /* The master lines of INFO replication. */
 void repl_info(buf *out);
 /* At startup: a new replication id. */

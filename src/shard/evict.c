@@ -85,7 +85,12 @@ void evict_lfu_touch(shard *s, entry *e) {
 
 /* ---- memory ---- */
 
-int64_t evict_not_counted(void) { return (int64_t)aof_buffered_bytes(); }
+int64_t (*evict_not_counted_hook)(void);
+
+int64_t evict_not_counted(void) {
+    int64_t n = (int64_t)aof_buffered_bytes();
+    return evict_not_counted_hook ? n + evict_not_counted_hook() : n;
+}
 
 int64_t evict_used_memory(void) { return mem_used() - evict_not_counted(); }
 

@@ -83,6 +83,8 @@ void evict_publish(shard *s);
 int64_t evict_used_memory(void);
 /* INFO mem_not_counted_for_evict. */
 int64_t evict_not_counted(void);
+/* The replication buffers' part of it (repl/master.c sets it). */
+extern int64_t (*evict_not_counted_hook)(void);
 /* The hook for each evicted key, before it is deleted (NULL: none). Set at
  * startup; called on the thread that evicts, for a key of database d. */
 typedef void (*evict_key_fn)(db *d, const char *key, size_t klen);

@@ -12,6 +12,27 @@ from helpers import Server, wait_until
 
 
 @pytest.fixture
+def server(spawn):
+    """A master of the target's kind for this test alone: replication leaves
+    state behind (a backlog, replicas) that other tests must not see."""
+    return spawn()
+
+
+@pytest.fixture
+def r(server):
+    c = server.new_client()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def rs(server):
+    c = server.new_client(decode_responses=True)
+    yield c
+    c.close()
+
+
+@pytest.fixture
 def replica(server):
     """A redis-server replicating from the target."""
     rep = Server("redis", ["--replicaof", "127.0.0.1", str(server.port)])
@@ -249,3 +270,19 @@ def test_shoal_replica_follows_target(server, rs, replica_target):
         c.close()
     finally:
         rep.stop()
+
+
+def test_client_type_replica_and_memory_fields(server, rs, replica):
+    wait_until(lambda: len(rs.client_list(_type="replica")) == 1, "the replica in CLIENT LIST TYPE replica")
+    listed = rs.client_list(_type="replica")
+    assert "S" in listed[0]["flags"]
+    assert all("S" not in c["flags"] for c in rs.client_list(_type="normal"))
+    rs.set("k", "v" * 1000)
+    mem = rs.info("memory")
+    for field in ("mem_replication_backlog", "mem_total_replication_buffers", "mem_clients_slaves",
+                  "mem_clients_normal", "mem_not_counted_for_evict", "mem_aof_buffer"):
+        assert field in mem
+    assert rs.execute_command("CLIENT", "KILL", "TYPE", "replica") == 1
+    assert rs.execute_command("CLIENT", "KILL", "TYPE", "pubsub") == 0
+    with pytest.raises(redis.ResponseError, match="Unknown client type 'nosuch'"):
+        rs.execute_command("CLIENT", "KILL", "TYPE", "nosuch")
