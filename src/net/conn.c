@@ -219,6 +219,11 @@ void conn_close(conn *c) {
     pthread_mutex_unlock(&sh->conns_lock);
     cevict_conn_closed(c);
     __atomic_fetch_sub(&conn_count_total, 1, __ATOMIC_RELAXED);
+    /* its unwritten replies go now, not at the end of the turn: a client
+     * evicted for its output must not leave that memory counted while the
+     * next commands of the turn decide whether keys must go */
+    buf_free(&c->out);
+    c->out_pos = 0;
     conn_release_if_done(c);
 }
 
@@ -323,6 +328,17 @@ void conn_process(conn *c) {
         c->cmds++;
         if (__builtin_expect(c->repl_master, 0)) master_count(c);
         resp_next(&c->rp);
+        if (__builtin_expect(cfg_get(maxmemory_clients) != 0, 0) && !c->closed) {
+            /* Redis evicts clients before each command: what this one's
+             * replies added counts now, and when the server is over the
+             * limit its next command waits for the eviction (the pending
+             * list brings it back after the shard's next safe point) */
+            cevict_update(c);
+            if (sh->ce_check) {
+                shard_add_pending(sh, c);
+                break;
+            }
+        }
     }
     if (c->rp.start > 0 && !c->waiting) {
         size_t n = c->rp.start;

@@ -289,6 +289,16 @@ void cevict_all(void) {
     for (int i = 0; i < nshards; i++) shard_wake(shards[i]);
 }
 
+int64_t cevict_excess(void) {
+    int64_t limit = cevict_limit();
+    if (limit <= 0) return 0;
+    int any = 0;
+    for (int i = 0; i < nshards && !any; i++) any = __atomic_load_n(&shards[i]->ce_top, __ATOMIC_RELAXED) != 0;
+    if (!any) return 0; /* nobody to evict: the keys pay, as in Redis */
+    int64_t fig = server_figure() + __atomic_load_n(&shard_replies_in_flight, __ATOMIC_RELAXED);
+    return fig > limit ? fig - limit : 0;
+}
+
 uint64_t cevict_evicted_total(void) {
     uint64_t n = 0;
     for (int i = 0; i < nshards; i++) n += __atomic_load_n(&shards[i]->stat_evicted_clients, __ATOMIC_RELAXED);

@@ -30,6 +30,10 @@ struct conn;
 /* The limit in bytes (a percentage of maxmemory resolved, never under
  * 128 KB), or 0 when client eviction is off. Any thread. */
 int64_t cevict_limit(void);
+/* Clients' memory over the limit while some client can be evicted: what
+ * client eviction is about to give back, which key eviction leaves to it
+ * (Redis evicts clients before keys). 0 when off. Any thread. */
+int64_t cevict_excess(void);
 /* After c's memory may have changed (its thread): updates the shard's sum
  * and c's bucket, closes c when its unwritten replies pass the hard output
  * buffer limit (that limit goes first, as in Redis), and asks for an

@@ -6,6 +6,7 @@
  *     [ idle 3 | idle 9 | ... | idle 812 ]  <- refilled from samples of each db
  */
 #include "shard/evict.h"
+#include "shard/client_evict.h"
 #include "lib/clock.h"
 #include "lib/mem.h"
 #include "persist/aof.h"
@@ -92,7 +93,7 @@ int64_t evict_not_counted(void) {
     return evict_not_counted_hook ? n + evict_not_counted_hook() : n;
 }
 
-int64_t evict_used_memory(void) { return mem_used() - evict_not_counted(); }
+int64_t evict_used_memory(void) { return mem_used() - evict_not_counted() - cevict_excess(); }
 
 static void own_counts(shard *s, uint64_t *keys, uint64_t *vol) {
     uint64_t k = 0, v = 0;

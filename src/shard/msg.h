@@ -61,6 +61,7 @@ typedef struct msg {
     uint32_t nitems, cap;
     uint32_t done_items; /* items already run (a batch held halfway) */
     buf args, replies;
+    size_t replies_counted; /* of replies.cap, what shard_replies_in_flight counts */
     /* SM_UNBLOCK */
     struct blocked *blk;
 } msg;

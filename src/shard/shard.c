@@ -227,6 +227,15 @@ void shard_flush(shard *s) {
     s->out_dirty = again;
 }
 
+/* The replies a batch built so far count as clients' memory (client
+ * eviction goes before key eviction, as in Redis, and these are replies
+ * no connection holds yet) until batch_done hands them to their slots. */
+static inline void count_replies(msg *m) {
+    if (m->replies.cap == m->replies_counted) return;
+    __atomic_add_fetch(&shard_replies_in_flight, (int64_t)m->replies.cap - (int64_t)m->replies_counted, __ATOMIC_RELAXED);
+    m->replies_counted = m->replies.cap;
+}
+
 int shard_run_batch_items(shard *s, msg *m, int check) {
     const char *sargv[16];
     size_t sargl[16];
@@ -248,6 +257,7 @@ int shard_run_batch_items(shard *s, msg *m, int check) {
             cmd_ctx c = {.sh = s, .sess = sess, .cmd = it->cmd, .argc = (int)it->argc, .argv = argv, .argl = argl,
                          .dbid = it->dbid, .resp = it->resp, .out = &m->replies, .in_exec = it->in_exec,
                          .no_stats = it->no_stats, .client = it->client};
+            if (__builtin_expect(cfg_get(maxmemory_clients) != 0, 0)) count_replies(m);
             exec_command(&c);
             it->reply_len = m->replies.len - it->reply;
             it->slow = (uint8_t)c.slow;
@@ -284,6 +294,7 @@ void shard_slowlog_item(shard *s, msg *m, batch_item *it, session *sess) {
 
 static void batch_done(shard *s, msg *m) {
     int own = m->from == s->id; /* held commands of this shard's connections */
+    if (m->replies_counted) __atomic_sub_fetch(&shard_replies_in_flight, (int64_t)m->replies_counted, __ATOMIC_RELAXED);
     for (uint32_t i = 0; i < m->nitems; i++) {
         batch_item *it = &m->items[i];
         conn *c = it->conn;
@@ -321,6 +332,7 @@ void shard_batch_reply(shard *s, msg *m) {
         return;
     }
     m->type = SM_BATCH_DONE;
+    if (__builtin_expect(cfg_get(maxmemory_clients) != 0, 0)) count_replies(m);
     int to = m->from;
     m->from = (uint8_t)s->id;
     shard_send(s, to, m);
@@ -390,6 +402,7 @@ int shard_active_expire = 1;
 int shard_cron_paused;
 
 static void (*cron_hooks[SHARD_CRON_HOOKS])(shard *s);
+int64_t shard_replies_in_flight;
 void (*shard_replica_pump)(shard *s);
 static int ncron_hooks;
 

@@ -170,6 +170,9 @@ struct batch_item *shard_batch_add(struct msg *m, struct session *s, const struc
 /* A batch has run: back to its sender (or, from this shard itself, into
  * its connections' reply slots). */
 void shard_batch_reply(shard *s, struct msg *m);
+/* Bytes of replies on their way back to their connections' shards
+ * (atomic): clients' memory no connection counts yet (client eviction). */
+extern int64_t shard_replies_in_flight;
 struct batch_item;
 /* Logs item it of batch m (it->slow is set: it ran elsewhere) in s's slow
  * log as a command of session sess. */
