@@ -448,6 +448,7 @@ void shard_cron(shard *s) {
         s->next_block_sweep = now + 1000;
     }
     if (s->release_state == 1 || s->release_state == 2) {
+        if (s->release_state == 1) tx_pool_trim(s);
         mem_release();
         s->release_mine = mem_used_mine();
         s->release_state++;

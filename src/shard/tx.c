@@ -40,16 +40,32 @@ static void to_coord(shard *sh, tx_part *p, int type) {
 /* A part that ended on shard sh goes to sh's pool with its buffers (the
  * next transaction started there takes it): parts are made and ended at
  * a high rate, and on the shards where they ran. */
-enum { POOL_MAX = 64, POOL_BUF_MAX = 64 * 1024 };
+/* The pool holds a loop turn's worth of parts (50 connections pipelining
+ * 8 MGETs each end 800 parts in a turn), each with small buffers: at most
+ * a few MB, which an idle shard gives back (tx_pool_trim). */
+enum { POOL_MAX = 2048, POOL_BUF_MAX = 1024 };
+
+static void part_destroy(tx_part *p) {
+    zfree(p->m.items);
+    buf_free(&p->m.args);
+    buf_free(&p->m.replies);
+    zfree(p->keys);
+    zfree(p);
+}
+
+void tx_pool_trim(shard *sh) {
+    while (sh->part_pool) {
+        tx_part *p = sh->part_pool;
+        sh->part_pool = p->sq_next;
+        part_destroy(p);
+    }
+    sh->part_pool_n = 0;
+}
 
 static void part_free(shard *sh, tx_part *p) {
     if (sh->part_pool_n >= POOL_MAX || p->m.args.cap > POOL_BUF_MAX || p->m.replies.cap > POOL_BUF_MAX ||
-        p->m.cap > 256 || p->capkeys > 1024) {
-        zfree(p->m.items);
-        buf_free(&p->m.args);
-        buf_free(&p->m.replies);
-        zfree(p->keys);
-        zfree(p);
+        p->m.cap > 32 || p->capkeys > 64) {
+        part_destroy(p);
         return;
     }
     p->sq_next = sh->part_pool;
@@ -146,8 +162,8 @@ static void grant(shard *sh, tx_part *p) {
         return;
     }
     if (p->whole) sh->locked_by = p->t;
-    if (p->armed) shard_run_batch_items(sh, &p->m, 0);
-    if (p->solo) dequeue(sh, p); /* nothing else of its transaction waits: no RELEASE comes */
+    if (p->armed || p->solo) shard_run_batch_items(sh, &p->m, 0);
+    if (p->solo) dequeue(sh, p); /* its transaction's lock point: no EXEC or RELEASE comes */
     to_coord(sh, p, SM_GRANTED);
 }
 
@@ -157,6 +173,12 @@ static void arrive(shard *sh, tx_part *p) {
     int conflict = conflicts_now(sh, p);
     if (conflict && p->txid < sh->sq_max) {
         p->failed = 1;
+        to_coord(sh, p, SM_GRANTED);
+        return;
+    }
+    if (!conflict && p->solo && !p->whole) { /* granted, run and let go in one instant: no queue, no intents */
+        p->granted = 1;
+        shard_run_batch_items(sh, &p->m, 0);
         to_coord(sh, p, SM_GRANTED);
         return;
     }
@@ -212,7 +234,7 @@ typedef struct key_sink {
 
 static void add_key(tx_part *p, uint64_t h, int x) {
     if (p->nkeys == p->capkeys) {
-        p->capkeys = p->capkeys ? p->capkeys * 2 : 4;
+        p->capkeys = p->capkeys ? p->capkeys * 2 : 16;
         p->keys = zrealloc(p->keys, sizeof(tx_key) * p->capkeys);
     }
     p->keys[p->nkeys].h = h;
@@ -456,7 +478,7 @@ static void phase_step(tx *t) {
             phase_start(t, TXP_EXEC);
             for (int i = 0; i < t->n; i++) {
                 if (t->parts[i] == own) shard_run_batch_items(t->coord, &own->m, 0);
-                else phase_send(t, t->parts[i], SM_EXEC);
+                else if (!t->parts[i]->solo) phase_send(t, t->parts[i], SM_EXEC); /* (a solo part ran at its grant) */
             }
             phase_end(t);
         }
@@ -482,26 +504,46 @@ static void coord_on(shard *sh, tx_part *p) {
     phase_end(t);
 }
 
-/* Sends every part its SCHED. A split transaction's first try keeps the
- * part on the coordinator's own shard back (deferred): it runs without
- * taking locks once the others are granted (phase_step), which spares that
- * shard's queue and intent table. A retry queues it as any other part, so
- * that it cannot be refused for ever. */
+/* Sends every part its SCHED.
+ *
+ * Two parts, one of them on the coordinator's shard (a split over two
+ * shards): the own part is queued first, by a direct call. When it is
+ * granted there and then, the other part is the last lock the transaction
+ * takes, so it is sent solo: it runs at its grant (reads and writes alike)
+ * and lets its keys go at once, while the own part still holds its keys
+ * (two-phase locking: every lock is held at the other part's grant). That
+ * is two messages instead of SCHED, GRANTED, RELEASE (reads) or SCHED,
+ * GRANTED, EXEC, EXEC_DONE (writes).
+ *
+ * Otherwise a split transaction's first try keeps the part on the
+ * coordinator's own shard back (deferred): it runs without taking locks
+ * once the others are granted (phase_step), which spares that shard's
+ * queue and intent table. A retry queues it as any other part, so that it
+ * cannot be refused for ever. */
 static void schedule(tx *t) {
     t->txid = __atomic_fetch_add(&tx_seq, 1, __ATOMIC_RELAXED);
     t->fails = 0;
     phase_start(t, TXP_SCHED);
+    int pair = !t->whole && !t->step && t->n == 2;
+    tx_part *own = NULL;
     for (int i = 0; i < t->n; i++) {
         tx_part *p = t->parts[i];
         p->txid = t->txid;
         p->whole = (uint8_t)t->whole;
         p->armed = (uint8_t)t->armed;
         p->granted = p->failed = 0;
-        p->deferred = !t->whole && !t->step && !t->retries && t->n > 1 && p->shard == t->coord->id;
+        p->deferred = !pair && !t->whole && !t->step && !t->retries && t->n > 1 && p->shard == t->coord->id;
         p->solo = !t->whole && !t->step && t->armed && t->n == 1;
         p->m.done_items = 0;
         p->m.replies.len = 0;
-        if (!p->deferred) phase_send(t, p, SM_SCHED);
+        if (pair && p->shard == t->coord->id) own = p;
+    }
+    if (own) phase_send(t, own, SM_SCHED);
+    for (int i = 0; i < t->n; i++) {
+        tx_part *p = t->parts[i];
+        if (p == own || p->deferred) continue;
+        p->solo |= own && own->granted;
+        phase_send(t, p, SM_SCHED);
     }
     phase_end(t);
 }

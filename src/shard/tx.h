@@ -66,7 +66,7 @@ typedef struct tx_part {
     uint8_t armed;      /* run m's batch as soon as granted (read-only) */
     uint8_t granted, failed, queued;
     uint8_t deferred;   /* the coordinator's own part, run at the others' grant without locks */
-    uint8_t solo;       /* the only part, armed: it runs and lets its locks go at the grant */
+    uint8_t solo;       /* the last lock its transaction takes: it runs and lets its locks go at the grant */
     tx_key *keys;
     uint32_t nkeys, capkeys;
 } tx_part;
@@ -171,6 +171,8 @@ void tx_hold_local(shard *sh, session *s, const command *cmd, int argc, const ch
 /* A busy shard (shard.h): every held command (a batch or a local command
  * waiting behind the long one) is answered err at once. */
 void tx_refuse_held(shard *sh, const char *err);
+/* Frees the parts kept for reuse (an idle shard's cron). */
+void tx_pool_trim(shard *sh);
 /* Grants what the last releases made runnable (called by the loop). */
 void tx_settle(shard *sh);
 #endif
