@@ -3,7 +3,8 @@
 # and 4 and holds every unit to its floor: the tests it passed when the floor
 # was last raised (tests/compat/redis-suite-floor.tsv: unit, t1, t4). A unit
 # may miss one test of its floor (the suite has timing-sensitive tests), the
-# whole run two at each shard count; more fails. --raise never lowers a unit.
+# whole run two at each shard count; more fails. A unit further below runs
+# once more, alone, and keeps its better count. --raise never lowers a unit.
 #
 #   scripts/suite-floor.sh            # check; exit 1 when a unit fell below
 #   scripts/suite-floor.sh --raise    # check, then raise the floor to this run
@@ -42,10 +43,17 @@ for t in 1 4; do
     tail -n 1 "$out/t$t.txt"
     [ -f "$out/t$t/summary.tsv" ] || { echo "suite-floor: no summary at t$t"; tail -n 5 "$out/t$t.txt"; exit 1; }
 done
-# unit -> passed here, per shard count
-/usr/bin/python3 - "$FLOOR" "$out/t1/summary.tsv" "$out/t4/summary.tsv" "$raise" <<'EOF'
+# A unit below its floor runs once more, alone at that shard count, and
+# keeps the better of its two counts. Some of the suite's tests assume one
+# event loop sees several connections' commands in the order they were
+# sent (e.g. two deferring clients' BRPOPLPUSH, then an LPUSH, with no wait
+# between them); across shards on a loaded 2-core machine the second can
+# arrive first, the first then blocks for ever and the unit stops at its
+# timeout. A real regression fails both runs.
+check_floor() { /usr/bin/python3 - "$FLOOR" "$out/t1/summary.tsv" "$out/t4/summary.tsv" "$@" <<'EOF'
 import sys
-floor_path, s1, s4, raise_ = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+floor_path, s1, s4, mode = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+raise_ = mode == "raise"
 
 def summary(path):
     got = {}
@@ -71,6 +79,12 @@ except FileNotFoundError:
 # A few of the suite's tests are timing-sensitive on a small machine: a unit
 # may pass one test fewer than its floor, the whole run SLACK fewer.
 SLACK = 2
+if mode == "list":  # "t unit" of each unit below its floor, for the second run
+    for unit, want in sorted(floor.items()):
+        for t in (1, 4):
+            if now[t].get(unit, 0) < want[t] - 1:
+                print("%d %s" % (t, unit))
+    sys.exit(0)
 below, lost = [], {1: 0, 4: 0}
 for unit, want in sorted(floor.items()):
     for t in (1, 4):
@@ -94,3 +108,18 @@ if raise_ and not below:
 print("suite-floor: %d units checked, %s" % (len(floor), "below the floor: " + ", ".join(below) if below else "none below"))
 sys.exit(1 if below else 0)
 EOF
+}
+n=0
+while read -r t unit; do
+    n=$((n + 1))
+    [ "$n" -le 4 ] || { echo "suite-floor: more than 4 units below the floor, no second runs"; break; }
+    echo "suite-floor: $unit t$t below its floor: a second run"
+    SUITE_DIR="$out/suite-t$t" RUNTEST_ARGS="--baseport $((23111 + 100 * n))" \
+        "$suite/check.sh" --threads "$t" --units "^${unit}\$" --out "$out/again-$n" >"$out/again-$n.txt" 2>&1
+    again="$(awk -F'\t' -v u="$unit" '$1 == u { print $2 }' "$out/again-$n/summary.tsv" 2>/dev/null)"
+    echo "suite-floor: $unit t$t second run: ${again:-no result}"
+    [ -n "$again" ] && awk -F'\t' -v OFS='\t' -v u="$unit" -v a="$again" \
+        '$1 == u && a + 0 > $2 + 0 { $2 = a } { print }' "$out/t$t/summary.tsv" >"$out/t$t/summary.new" &&
+        mv "$out/t$t/summary.new" "$out/t$t/summary.tsv"
+done < <(check_floor list)
+check_floor "$([ "$raise" = 1 ] && echo raise || echo check)"

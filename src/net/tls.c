@@ -196,7 +196,7 @@ static int configure(void) {
 }
 
 /* CONFIG SET of a tls-* directive (not tls-auth-clients, read per
- * connection, nor tls-port, fixed at start). */
+ * connection, nor tls-port: tls_enable). */
 static int apply_tls(char *err, size_t el) {
     if (cfg.tls_port_i == 0) return 0;
     if (configure() < 0) {
@@ -204,6 +204,18 @@ static int apply_tls(char *err, size_t el) {
         return -1;
     }
     return 0;
+}
+
+/* OpenSSL's first use (allocations through ours when nothing was
+ * allocated before), then the context. */
+static int start_openssl(void) {
+    static int started;
+    if (!started) {
+        CRYPTO_set_mem_functions(tls_malloc, tls_realloc, tls_free);
+        OPENSSL_init_ssl(OPENSSL_INIT_LOAD_SSL_STRINGS | OPENSSL_INIT_LOAD_CRYPTO_STRINGS, NULL);
+        started = 1;
+    }
+    return configure();
 }
 
 int tls_setup(char *err, size_t el) {
@@ -215,10 +227,20 @@ int tls_setup(char *err, size_t el) {
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
         config_on_apply(names[k], apply_tls);
     if (cfg.tls_port_i == 0) return 0;
-    CRYPTO_set_mem_functions(tls_malloc, tls_realloc, tls_free);
-    OPENSSL_init_ssl(OPENSSL_INIT_LOAD_SSL_STRINGS | OPENSSL_INIT_LOAD_CRYPTO_STRINGS, NULL);
-    if (configure() < 0) {
+    if (start_openssl() < 0) {
         snprintf(err, el, "Failed to configure TLS. Check logs for more info.");
+        return -1;
+    }
+    return 0;
+}
+
+int tls_enable(char *err, size_t el) {
+    pthread_mutex_lock(&ctx_lock);
+    int have = ctx != NULL;
+    pthread_mutex_unlock(&ctx_lock);
+    if (have) return 0;
+    if (start_openssl() < 0) {
+        snprintf(err, el, "Unable to update TLS configuration. Check server logs.");
         return -1;
     }
     return 0;

@@ -18,6 +18,9 @@ struct conn;
 /* At startup, after the config is read: registers the CONFIG SET hooks and,
  * when tls-port is set, builds the context. -1 with the reason in err. */
 int tls_setup(char *err, size_t errlen);
+/* CONFIG SET tls-port on a server started without TLS: builds the
+ * context now (0 when there is one). -1 with Redis's error text in err. */
+int tls_enable(char *err, size_t errlen);
 /* Accept path of a TLS listener: the connection's SSL object, and a first
  * handshake step. -1: the connection is to be closed. */
 int tls_conn_start(struct conn *c);

@@ -46,7 +46,7 @@ enum {
     X("timeout", timeout, CT_INT, "0", 0, 2147483647, 1)                                                               \
     X("tcp-keepalive", tcp_keepalive, CT_INT, "300", 0, 2147483647, 1)                                                 \
     X("tcp-backlog", tcp_backlog, CT_INT, "511", 0, INT32_MAX, 0)                                                      \
-    X("tls-port", tls_port, CT_INT, "0", 0, 65535, CFG_FIXED)                                                          \
+    X("tls-port", tls_port, CT_INT, "0", 0, 65535, 1)                                                                 \
     X("tls-cert-file", tls_cert_file, CT_STR, "", 0, 0, CFG_MUTABLE | CFG_VOLATILE)                                    \
     X("tls-key-file", tls_key_file, CT_STR, "", 0, 0, CFG_MUTABLE | CFG_VOLATILE)                                      \
     X("tls-key-file-pass", tls_key_file_pass, CT_STR, "", 0, 0, CFG_MUTABLE)                                           \

@@ -1,6 +1,7 @@
 /* listen.c - see listen.h. */
 #include "server/listen.h"
 #include "lib/log.h"
+#include "net/tls.h"
 #include "server/config.h"
 #include "shard/shard.h"
 #include <errno.h>
@@ -177,12 +178,18 @@ int listen_open_all(char *err, size_t el) {
 static int apply_port(char *why, size_t wl) {
     return listen_apply_tcp(why, wl, "Unable to listen on this port. Check server logs.");
 }
+/* As Redis: TLS is configured first when the server started without it. */
+static int apply_tls_port(char *why, size_t wl) {
+    if (cfg.tls_port_i && tls_enable(why, wl) < 0) return -1;
+    return apply_port(why, wl);
+}
 static int apply_bind(char *why, size_t wl) {
     return listen_apply_tcp(why, wl, "Failed to bind to specified addresses.");
 }
 
 void listen_config_hooks(void) {
     config_on_apply("port", apply_port);
+    config_on_apply("tls-port", apply_tls_port);
     config_on_apply("bind", apply_bind);
 }
 

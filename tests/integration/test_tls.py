@@ -427,3 +427,43 @@ def test_dh_params_file(tls_server, certs):
     with pytest.raises(redis.ResponseError, match="Unable to update TLS configuration"):
         c.config_set("tls-dh-params-file", p(certs, "ca.crt"))
     assert c.config_get("tls-dh-params-file") == {"tls-dh-params-file": dh}
+
+
+def test_switch_between_tcp_and_tls_ports(tls_server, certs):
+    """CONFIG SET port and tls-port move the listeners, as Redis does."""
+    srv = tls_server()
+    t = tls_client(srv, certs)
+    assert t.config_set("tls-port", 0)
+    assert t.config_set("port", srv.tls_port)  # the plain port takes the TLS one's number
+    t.close()
+    plain = redis.Redis(host=srv.host, port=srv.tls_port, socket_timeout=10)
+    assert plain.ping()
+    assert plain.config_set("port", 0)
+    assert plain.config_set("tls-port", srv.tls_port)
+    plain.close()
+    t = tls_client(srv, certs)
+    assert t.ping()
+    assert t.config_get("port")["port"] == "0"
+    assert t.config_get("tls-port")["tls-port"] == str(srv.tls_port)
+    t.close()
+
+
+def test_tls_port_set_at_runtime(spawn, certs):
+    """A server started without TLS configures it when tls-port is set;
+    without a certificate that fails with Redis's error and changes nothing."""
+    srv = spawn()
+    c = srv.new_client()
+    tport = free_port()
+    with pytest.raises(redis.ResponseError, match="Unable to update TLS configuration"):
+        c.config_set("tls-port", tport)
+    assert c.config_get("tls-port")["tls-port"] == "0"
+    assert c.config_set("tls-cert-file", p(certs, "server.crt"))
+    assert c.config_set("tls-key-file", p(certs, "server.key"))
+    assert c.config_set("tls-ca-cert-file", p(certs, "ca.crt"))
+    assert c.config_set("tls-port", tport)
+    srv.tls_port = tport
+    t = tls_client(srv, certs)
+    assert t.set("k", "v")
+    assert c.get("k") == b"v"
+    t.close()
+    c.close()
