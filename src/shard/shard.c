@@ -417,6 +417,8 @@ void shard_purge_request(shard *s) {
 
 void shard_cron(shard *s) {
     int64_t now = s->now_ms;
+    int64_t used = mem_used_mine();
+    if (used > s->release_peak) s->release_peak = used; /* the top since the last release (above) */
     s->lru_clock = (uint32_t)(now / 1000) & LRU_CLOCK_MAX;
     if (__atomic_load_n(&shard_cron_paused, __ATOMIC_RELAXED)) return;
     /* instantaneous ops/sec: one sample per cron tick */
@@ -439,18 +441,23 @@ void shard_cron(shard *s) {
         /* a shard that ran no command for a second gives its free pages
          * back, over two ticks (what the first frees is decommitted after
          * the allocator's delay), then again only when it freed another
-         * 256 KB meanwhile (idle buffers go after 2 s) or ran commands; a busy
-         * shard reuses its pages, and the allocator's own delayed
-         * decommit runs inside its calls */
-        if (s->stat_commands != s->release_cmds) s->release_state = 0;
-        else if (s->release_state == 0 || mem_used_mine() + (256 << 10) < s->release_mine) s->release_state = 1;
+         * 256 KB meanwhile (idle buffers go after 2 s) or ran commands. A
+         * busy shard mostly reuses its pages, but the allocator's own
+         * delayed decommit only runs inside its calls, which a shard
+         * serving a few commands a second hardly makes: so a busy shard
+         * gives pages back too once its memory fell by an eighth and 1 MB
+         * from its top since the last time (buffers of a burst that went) */
+        int64_t mine = mem_used_mine();
+        if (s->stat_commands != s->release_cmds)
+            s->release_state = mine + (1 << 20) < s->release_peak && mine < s->release_peak - s->release_peak / 8;
+        else if (s->release_state == 0 || mine + (256 << 10) < s->release_mine) s->release_state = 1;
         s->release_cmds = s->stat_commands;
         s->next_block_sweep = now + 1000;
     }
     if (s->release_state == 1 || s->release_state == 2) {
         if (s->release_state == 1) tx_pool_trim(s);
         mem_release();
-        s->release_mine = mem_used_mine();
+        s->release_mine = s->release_peak = mem_used_mine();
         s->release_state++;
     }
     int ndb = (int)cfg.databases_i;

@@ -121,6 +121,7 @@ typedef struct shard {
     uint64_t release_cmds; /* stat_commands at the last check for mem_release */
     int release_state;     /* 1, 2: give free pages back this tick; 3: given */
     int64_t release_mine;  /* mem_used_mine() after that */
+    int64_t release_peak;  /* its highest mem_used_mine() since */
 } shard;
 
 extern shard *shards[MAX_SHARDS];
