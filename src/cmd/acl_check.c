@@ -20,9 +20,25 @@ typedef struct chan_spec {
     int8_t first, last; /* argv range of channels; last < 0 counts from the end */
     uint8_t pattern;
     uint8_t on;
+    int16_t key_pos;    /* > 0: the command's one key is argv[key_pos] (GET, SET...) */
+    uint16_t key_flags; /* its KS_* flags; KS_VARIABLE_FLAGS: the arguments decide them (SET ... GET) */
 } chan_spec;
 
 static chan_spec *cspecs;
+
+/* A command whose keys are one key at a fixed position, by its one key
+ * spec (what cmd_key_refs finds, without walking the specs on every call;
+ * with variable flags only the position is known). */
+static void simple_key(const command *c, chan_spec *cs) {
+    key_spec one;
+    const key_spec *specs;
+    if (cmd_key_specs(c, &one, &specs) != 1) return;
+    const key_spec *k = &specs[0];
+    if (k->flags & (KS_NOT_KEY | KS_INCOMPLETE)) return;
+    if (k->bs != KS_BS_INDEX || k->fk != KS_FK_RANGE || k->a != 0 || k->pos <= 0) return;
+    cs->key_pos = k->pos;
+    cs->key_flags = k->flags;
+}
 
 /* clang-format off */
 static const struct {
@@ -38,6 +54,8 @@ void acl_check_init(void) {
     if (cspecs) return;
     int n = cmd_index_count();
     cspecs = zcalloc(sizeof *cspecs * (size_t)(n + 1));
+    for (int i = 0; i < n; i++)
+        if (cmd_by_index(i)) simple_key(cmd_by_index(i), &cspecs[i]);
     for (size_t i = 0; i < sizeof chan_table / sizeof chan_table[0]; i++) {
         const command *c = cmd_lookup(chan_table[i].name, strlen(chan_table[i].name));
         if (!c) continue; /* pub/sub not built: nothing to check */
@@ -109,7 +127,16 @@ static int sel_cmd_ok(const acl_sel *s, const command *cmd, int id, int argc, co
 static int sel_check(const acl_sel *s, const command *cmd, int id, int argc, const char **argv, const size_t *argl,
                      keys_cache *kc, int *errpos) {
     if (!sel_cmd_ok(s, cmd, id, argc, argv, argl)) return ACL_DENIED_CMD;
-    if (!(s->flags & SEL_ALLKEYS) && cmd_has_keys(cmd)) {
+    const chan_spec *cs = &cspecs[id];
+    int one = !(s->flags & SEL_ALLKEYS) && cs->key_pos > 0 && cs->key_pos < argc;
+    if (one && !(cs->key_flags & KS_VARIABLE_FLAGS)) { /* one key, its need known: no key walk */
+        if (!key_ok(s, argv[cs->key_pos], argl[cs->key_pos], key_access(cs->key_flags))) {
+            *errpos = cs->key_pos;
+            return ACL_DENIED_KEY;
+        }
+    } else if (one && key_ok(s, argv[cs->key_pos], argl[cs->key_pos], ACL_R | ACL_W)) {
+        /* one key whose need the arguments decide, and a pattern allows both */
+    } else if (!(s->flags & SEL_ALLKEYS) && cmd_has_keys(cmd)) {
         keys_fill(kc, cmd, argc, argv, argl);
         for (int i = 0; i < kc->r.n; i++) {
             int p = kc->r.v[i].pos;
@@ -119,7 +146,6 @@ static int sel_check(const acl_sel *s, const command *cmd, int id, int argc, con
             }
         }
     }
-    const chan_spec *cs = &cspecs[id];
     if (!(s->flags & SEL_ALLCHANNELS) && cs->on) {
         int last = cs->last < 0 ? argc + cs->last : cs->last;
         for (int i = cs->first; i <= last && i < argc; i++)
