@@ -730,7 +730,7 @@ static void *shard_main(void *arg) {
             !(walking && !snap_backlogged(s)) && !(s->ev_pending && !s->locked_by) && !s->repl_more) {
             int64_t now = mstime();
             int64_t left = s->next_cron - now;
-            int64_t b = block_next_deadline(s);
+            int64_t b = s->locked_by ? -1 : block_next_deadline(s); /* (timeouts wait for the unlock) */
             if (b >= 0 && b - now < left) left = b - now;
             int64_t p = s->npaused ? pause_left(now) : -1; /* postponed clients run when the pause ends */
             if (p >= 0 && p < left) left = p;
@@ -767,8 +767,10 @@ static void *shard_main(void *arg) {
         if (__builtin_expect(__atomic_load_n(&shards_busy, __ATOMIC_ACQUIRE) >> s->id & 1, 0) && s->sq_waiting)
             tx_refuse_held(s, shards_busy_err); /* held behind a busy script: BUSY, as Redis answers */
         if (s->sched_dirty) tx_settle(s);
-        if (s->block_head) block_check_timeouts(s, s->now_ms);
-        if (s->unblock_reqs) block_serve_unblocks(s);
+        if (!s->locked_by) { /* (a locked shard's blocked clients are the coordinator's to serve meanwhile) */
+            if (s->block_head) block_check_timeouts(s, s->now_ms);
+            if (s->unblock_reqs) block_serve_unblocks(s);
+        }
         if (s->npaused && (pause_epoch() != s->pause_seen || pause_type(s->now_ms) == PAUSE_OFF))
             conn_resume_postponed(s);
         if (!s->locked_by || (__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) >> s->id & 1))
@@ -780,8 +782,10 @@ static void *shard_main(void *arg) {
             period = 1000 / cfg_get(hz);
         }
         if (s->sched_dirty) tx_settle(s);
-        if (cfg_get(maxmemory) > 0) evict_publish(s); /* key counts, for other shards' share of an eviction */
-        publish_keys(s);
+        if (!s->locked_by) { /* (a locked shard's tables are the coordinator's: FLUSHALL may be replacing them) */
+            if (cfg_get(maxmemory) > 0) evict_publish(s); /* key counts, for other shards' share of an eviction */
+            publish_keys(s);
+        }
         shard_flush(s);
         if (__atomic_load_n(&s->nreplicas, __ATOMIC_RELAXED)) shard_replica_pump(s);
         else s->repl_more = 0;
