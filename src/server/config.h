@@ -28,7 +28,7 @@ enum {
     CFG_MUTABLE = 1,
     CFG_PROTECTED = 2, /* mutable only with enable-protected-configs */
     CFG_HIDDEN = 4,    /* CONFIG GET shows it for its exact name only, never for a pattern (Redis's HIDDEN_CONFIG) */
-    CFG_FIXED = 8,     /* immutable here though Redis can change it (port, bind) or shoal's own (threads):
+    CFG_FIXED = 8,     /* immutable: shoal's own, set at start (threads, cpu-affinity, hugepages):
                         * CONFIG SET of the value it has is OK and does nothing, another one is refused */
     CFG_VOLATILE = 16, /* CONFIG SET runs the apply hook even when the value is the same (a file
                         * name: the file may have changed; Redis's VOLATILE_CONFIG) */

@@ -42,7 +42,7 @@ static void to_coord(shard *sh, tx_part *p, int type) {
  * a high rate, and on the shards where they ran. */
 /* The pool holds a loop turn's worth of parts (50 connections pipelining
  * 8 MGETs each end 800 parts in a turn), each with small buffers: at most
- * a few MB, which an idle shard gives back (tx_pool_trim). */
+ * a few MB, which the shard gives back with its free pages (tx_pool_trim). */
 enum { POOL_MAX = 2048, POOL_BUF_MAX = 1024 };
 
 static void part_destroy(tx_part *p) {
@@ -176,7 +176,7 @@ static void arrive(shard *sh, tx_part *p) {
         to_coord(sh, p, SM_GRANTED);
         return;
     }
-    if (!conflict && p->solo && !p->whole) { /* granted, run and let go in one instant: no queue, no intents */
+    if (!conflict && p->solo) { /* granted, run and let go in one instant: no queue, no intents */
         p->granted = 1;
         shard_run_batch_items(sh, &p->m, 0);
         to_coord(sh, p, SM_GRANTED);

@@ -171,7 +171,7 @@ void tx_hold_local(shard *sh, session *s, const command *cmd, int argc, const ch
 /* A busy shard (shard.h): every held command (a batch or a local command
  * waiting behind the long one) is answered err at once. */
 void tx_refuse_held(shard *sh, const char *err);
-/* Frees the parts kept for reuse (an idle shard's cron). */
+/* Frees the parts kept for reuse (the cron, when the shard gives its free pages back). */
 void tx_pool_trim(shard *sh);
 /* Grants what the last releases made runnable (called by the loop). */
 void tx_settle(shard *sh);
