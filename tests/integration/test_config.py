@@ -432,7 +432,10 @@ def test_config_set_validation(r, restore):
 
 
 def test_active_expire_effort_expires(spawn):
-    s = spawn("--active-expire-effort", "10", "--activerehashing", "no")
+    # (activerehashing stays on: with it off, redis-server's expires table
+    # stays at 256 slots, and its cycle skips a table under 1 % full, so
+    # the last two or three keys may wait for a lookup)
+    s = spawn("--active-expire-effort", "10")
     c = s.new_client()
     c.response_callbacks.clear()
     for i in range(200):
