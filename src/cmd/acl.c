@@ -108,9 +108,9 @@ static void auth_cmd(cmd_ctx *c) {
  * that are not arguments), as Redis checks while parsing. */
 static int sort_patterns_denied(const acl_user *u, const command *cmd, int argc, const char **argv, const size_t *argl,
                                 char *err, size_t el) {
-    if ((u->flags & USER_ALLPERM) || cmd->name[0] != 's') return 0; /* (every call of a restricted user) */
-    int ro = !strcmp(cmd->name, "sort_ro");
-    if (!ro && strcmp(cmd->name, "sort")) return 0;
+    int kind = (u->flags & USER_ALLPERM) ? 0 : acl_sort_kind(cmd); /* (every call of a restricted user) */
+    if (!kind) return 0;
+    int ro = kind == 2;
     int full = -1;
     for (int j = 2; j < argc; j++) {
         int left = argc - j - 1;

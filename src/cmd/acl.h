@@ -127,6 +127,9 @@ int acl_user_check_pass(const acl_user *u, const char *pass, size_t len);
 /* ---- the check (acl_check.c) ---- */
 /* Per-command data for the check (key access flags); after acl_init. */
 void acl_check_init(void);
+/* 1 for SORT, 2 for SORT_RO, else 0 (a pointer compare: every call of a
+ * restricted user asks). */
+int acl_sort_kind(const command *cmd);
 /* Is the command allowed for u with these arguments? ACL_OK or the reason;
  * *errpos gets the argv index of the refused key or channel. */
 int acl_check(const acl_user *u, const command *cmd, int argc, const char **argv, const size_t *argl, int *errpos);

@@ -25,6 +25,7 @@ typedef struct chan_spec {
 } chan_spec;
 
 static chan_spec *cspecs;
+static const command *sort_cmd, *sort_ro_cmd;
 
 /* A command whose keys are one key at a fixed position, by its one key
  * spec (what cmd_key_refs finds, without walking the specs on every call;
@@ -65,7 +66,11 @@ void acl_check_init(void) {
         cs->pattern = (uint8_t)chan_table[i].pattern;
         cs->on = 1;
     }
+    sort_cmd = cmd_lookup("sort", 4);
+    sort_ro_cmd = cmd_lookup("sort_ro", 7);
 }
+
+int acl_sort_kind(const command *cmd) { return cmd == sort_cmd ? 1 : cmd == sort_ro_cmd ? 2 : 0; }
 
 /* The permissions a key with these KS_* flags needs (Redis's
  * ACLSelectorCheckKey). */
@@ -114,7 +119,7 @@ static void keys_fill(keys_cache *kc, const command *cmd, int argc, const char *
     cmd_key_refs(cmd, argc, argv, argl, &kc->r);
 }
 
-static int sel_cmd_ok(const acl_sel *s, const command *cmd, int id, int argc, const char **argv, const size_t *argl) {
+static inline int sel_cmd_ok(const acl_sel *s, const command *cmd, int id, int argc, const char **argv, const size_t *argl) {
     if ((s->flags & SEL_ALLCOMMANDS) || (cmd->flags & CMD_NOAUTH)) return 1;
     if ((s->bits[id >> 6] >> (id & 63)) & 1) return 1;
     int idx = strchr(cmd->name, '|') ? 2 : 1;
