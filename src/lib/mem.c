@@ -120,6 +120,28 @@ void mem_huge_pages(int on) {
 #endif
 }
 
+#ifndef SHOAL_LIBC_MALLOC
+/* mimalloc 2.0 gives back the pages freed inside a segment the thread
+ * still uses (the free spans between live pages: buffers of a burst that
+ * went) only when it next takes a page from that segment; mi_collect does
+ * not visit them. A fresh heap has no pages, so each of its allocations
+ * takes a page from the thread's segments, best fitting free span first:
+ * one block of each small size class, a few medium and large ones, then
+ * the heap is destroyed. With the decommit delay at 0 (the caller's), the
+ * spans taken go straight back, and each segment visited gives back what
+ * it was waiting to. */
+static void purge_segments(void) {
+    mi_heap_t *h = mi_heap_new();
+    if (!h) return;
+    int got = 0;
+    for (size_t sz = 8; sz <= 16 * 1024; sz += sz < 128 ? 8 : sz / 8) got += mi_heap_malloc(h, sz) != NULL;
+    for (int i = 0; i < 4; i++) got += mi_heap_malloc(h, 100 * 1024) != NULL;
+    for (size_t sz = 1 << 20; sz <= 8 << 20; sz *= 2) got += mi_heap_malloc(h, sz) != NULL;
+    (void)got; /* (the blocks go with the heap) */
+    mi_heap_destroy(h);
+}
+#endif
+
 void mem_release(void) {
 #ifndef SHOAL_LIBC_MALLOC
     /* the delay is global: one thread at a time zeroes and restores it */
@@ -128,6 +150,7 @@ void mem_release(void) {
     long delay = mi_option_get(mi_option_decommit_delay);
     mi_option_set(mi_option_decommit_delay, 0);
     mi_collect(true);
+    purge_segments();
     mi_option_set(mi_option_decommit_delay, delay);
     pthread_mutex_unlock(&lock);
 #endif

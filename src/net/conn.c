@@ -386,11 +386,34 @@ static inline __attribute__((always_inline)) void read_done(conn *c, ssize_t n) 
 /* TLS connections read here, out of the plain path's way. */
 static __attribute__((noinline, cold)) void read_tls(conn *c) { read_done(c, tls_read(c, &c->qbuf)); }
 
+/* A connection with nothing buffered and a query buffer under the 16 KB
+ * a read asks for reads into its thread's scratch, and its buffer keeps
+ * only what came. So the 10,000 quiet subscribers of a fan-out (whose
+ * buffers went back after 2 s idle, conn_shrink_idle) hold a few bytes each
+ * when they send UNSUBSCRIBE, not 16 KB each that the allocator keeps
+ * afterwards. A read that brings 1 KB or more sizes the buffer for a whole
+ * read: a pipelining client reads straight into it from then on. */
+static __thread char rscratch[CONN_READ_LEN];
+
+static void read_small(conn *c) {
+    ssize_t n = read(c->fd, rscratch, sizeof rscratch);
+    if (n > 0) {
+        size_t want = (size_t)n >= 1024 ? sizeof rscratch : (size_t)n;
+        if (c->qbuf.cap < want) buf_grow_exact(&c->qbuf, want);
+        memcpy(c->qbuf.p, rscratch, (size_t)n);
+    }
+    read_done(c, n);
+}
+
 void conn_on_readable(conn *c) {
-    size_t want = 16 * 1024;
+    size_t want = CONN_READ_LEN;
     if (c->rp.bulk > 0 && (size_t)c->rp.bulk + 2 > want) {
         size_t have = c->qbuf.len - c->rp.cur;
         if ((size_t)c->rp.bulk + 2 > have) want = (size_t)c->rp.bulk + 2 - have;
+    }
+    if (!c->qbuf.len && c->qbuf.cap < want && want == CONN_READ_LEN && !c->ssl) {
+        read_small(c);
+        return;
     }
     buf_reserve(&c->qbuf, want);
     if (__builtin_expect(c->ssl != NULL, 0)) {

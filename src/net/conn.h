@@ -129,6 +129,8 @@ extern void (*conn_master_closed_hook)(conn *c);
 #define CONN_RBUF_PEAK_RESET_MS 5000
 extern int64_t conn_rbuf_peak_reset_ms;
 extern int conn_rbuf_resizing;
+/* What one read(2) of a connection asks for (Redis's PROTO_IOBUF_LEN). */
+#define CONN_READ_LEN (16 * 1024)
 /* CLIENT PAUSE: c stops before its next command until the pause changes
  * (it counts as a blocked client meanwhile). */
 void conn_postpone(conn *c);

@@ -415,10 +415,14 @@ void shard_purge_request(shard *s) {
     s->release_state = 1;
 }
 
+/* Memory fell by an eighth and 1 MB from its top. */
+static int fell_much(int64_t now, int64_t peak) { return now + (1 << 20) < peak && now < peak - peak / 8; }
+
 void shard_cron(shard *s) {
     int64_t now = s->now_ms;
-    int64_t used = mem_used_mine();
-    if (used > s->release_peak) s->release_peak = used; /* the top since the last release (above) */
+    int64_t used = mem_used_mine(), all = mem_used();
+    if (used > s->release_peak) s->release_peak = used; /* the tops since the last release (below) */
+    if (all > s->release_all_peak) s->release_all_peak = all;
     s->lru_clock = (uint32_t)(now / 1000) & LRU_CLOCK_MAX;
     if (__atomic_load_n(&shard_cron_paused, __ATOMIC_RELAXED)) return;
     /* instantaneous ops/sec: one sample per cron tick */
@@ -446,11 +450,16 @@ void shard_cron(shard *s) {
          * delayed decommit only runs inside its calls, which a shard
          * serving a few commands a second hardly makes: so a busy shard
          * gives pages back too once its memory fell by an eighth and 1 MB
-         * from its top since the last time (buffers of a burst that went) */
+         * from its top since the last time (buffers of a burst that went).
+         * The whole process's figure counts too: what a shard frees of
+         * another's memory (a connection accepted there, buffers moved
+         * with a part) lowers the freeing shard's count, but the pages
+         * are the owner's, and only the owner's release gives them back */
         int64_t mine = mem_used_mine();
         if (s->stat_commands != s->release_cmds)
-            s->release_state = mine + (1 << 20) < s->release_peak && mine < s->release_peak - s->release_peak / 8;
-        else if (s->release_state == 0 || mine + (256 << 10) < s->release_mine) s->release_state = 1;
+            s->release_state = fell_much(mine, s->release_peak) || fell_much(all, s->release_all_peak);
+        else if (s->release_state == 0 || mine + (256 << 10) < s->release_mine || all + (256 << 10) < s->release_all)
+            s->release_state = 1;
         s->release_cmds = s->stat_commands;
         s->next_block_sweep = now + 1000;
     }
@@ -458,6 +467,7 @@ void shard_cron(shard *s) {
         if (s->release_state == 1) tx_pool_trim(s);
         mem_release();
         s->release_mine = s->release_peak = mem_used_mine();
+        s->release_all = s->release_all_peak = mem_used();
         s->release_state++;
     }
     int ndb = (int)cfg.databases_i;

@@ -122,6 +122,7 @@ typedef struct shard {
     int release_state;     /* 1, 2: give free pages back this tick; 3: given */
     int64_t release_mine;  /* mem_used_mine() after that */
     int64_t release_peak;  /* its highest mem_used_mine() since */
+    int64_t release_all, release_all_peak; /* the same for mem_used(), the whole process */
 } shard;
 
 extern shard *shards[MAX_SHARDS];
