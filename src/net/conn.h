@@ -152,6 +152,9 @@ int conn_admit(conn *c, int is_local);
 buf *session_reply_buf(session *s);
 /* A pending slot for a command that runs elsewhere. */
 slot *conn_pending_slot(conn *c);
+/* Frees the calling thread's pool of reply slots (a shard giving its
+ * memory back). */
+void conn_slot_pool_trim(void);
 /* Moves ready head slots into out and schedules a write. */
 void conn_slots_flush(conn *c);
 /* Accept path: wraps a connected socket. */

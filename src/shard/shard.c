@@ -464,7 +464,10 @@ void shard_cron(shard *s) {
         s->next_block_sweep = now + 1000;
     }
     if (s->release_state == 1 || s->release_state == 2) {
-        if (s->release_state == 1) tx_pool_trim(s);
+        if (s->release_state == 1) {
+            tx_pool_trim(s);
+            conn_slot_pool_trim();
+        }
         mem_release();
         s->release_mine = s->release_peak = mem_used_mine();
         s->release_all = s->release_all_peak = mem_used();
