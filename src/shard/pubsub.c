@@ -360,16 +360,23 @@ static void push_to(session *s, const buf *b) {
     if (c) cevict_update(c); /* a subscriber that does not read grows (maxmemory-clients) */
 }
 
-/* One message in both protocols, encoded when first needed. */
+/* One message in both protocols, encoded when first needed, into the
+ * thread's two scratch buffers (kept between messages up to 64 KB: a
+ * PUBLISH to one subscriber allocated and freed one each time). */
 typedef struct enc {
     const char *type, *pat, *ch, *msg;
     size_t typel, pl, cl, ml;
-    buf b[2];
+    int done[2];
 } enc;
 
+static __thread buf enc_scratch[2];
+
 static const buf *encoded(enc *e, int resp) {
-    buf *b = &e->b[resp >= 3];
-    if (!b->len) {
+    int k = resp >= 3;
+    buf *b = &enc_scratch[k];
+    if (!e->done[k]) {
+        e->done[k] = 1;
+        b->len = 0;
         resp_push(b, resp, e->pat ? 4 : 3);
         resp_bulk(b, e->type, e->typel);
         if (e->pat) resp_bulk(b, e->pat, e->pl);
@@ -381,8 +388,8 @@ static const buf *encoded(enc *e, int resp) {
 
 static void send_all(ps_subs *ss, enc *e) {
     for (uint32_t i = 0; i < ss->n; i++) push_to(ss->v[i], encoded(e, ss->v[i]->resp));
-    buf_free(&e->b[0]);
-    buf_free(&e->b[1]);
+    for (int k = 0; k < 2; k++)
+        if (enc_scratch[k].cap > 64 * 1024) buf_free(&enc_scratch[k]);
 }
 
 static long long deliver_local(int sid, int kind, const char *ch, size_t cl, const char *m, size_t ml) {
@@ -396,7 +403,7 @@ static long long deliver_local(int sid, int kind, const char *ch, size_t cl, con
     }
     if (ss) {
         enc e = {.type = kind == PS_SHARD ? "smessage" : "message", .ch = ch, .msg = m, .cl = cl, .ml = ml};
-        e.typel = strlen(e.type);
+        e.typel = kind == PS_SHARD ? 8 : 7;
         n += ss->n;
         send_all(ss, &e);
     }
