@@ -44,6 +44,7 @@ typedef struct ps_local {
     size_t npats, cappats;
     msg *open[MAX_SHARDS]; /* records for each peer, sent at this turn's flush */
     int nopen;
+    buf enc[2]; /* the message being delivered, RESP2 and RESP3 (enc) */
 } ps_local;
 
 static ps_local locals[MAX_SHARDS];
@@ -361,19 +362,18 @@ static void push_to(session *s, const buf *b) {
 }
 
 /* One message in both protocols, encoded when first needed, into the
- * thread's two scratch buffers (kept between messages up to 64 KB: a
- * PUBLISH to one subscriber allocated and freed one each time). */
+ * shard's two buffers (kept between messages up to 64 KB: a PUBLISH to one
+ * subscriber allocated and freed one each time). */
 typedef struct enc {
     const char *type, *pat, *ch, *msg;
     size_t typel, pl, cl, ml;
+    buf *scratch; /* the shard's ps_local.enc */
     int done[2];
 } enc;
 
-static __thread buf enc_scratch[2];
-
 static const buf *encoded(enc *e, int resp) {
     int k = resp >= 3;
-    buf *b = &enc_scratch[k];
+    buf *b = &e->scratch[k];
     if (!e->done[k]) {
         e->done[k] = 1;
         b->len = 0;
@@ -389,7 +389,7 @@ static const buf *encoded(enc *e, int resp) {
 static void send_all(ps_subs *ss, enc *e) {
     for (uint32_t i = 0; i < ss->n; i++) push_to(ss->v[i], encoded(e, ss->v[i]->resp));
     for (int k = 0; k < 2; k++)
-        if (enc_scratch[k].cap > 64 * 1024) buf_free(&enc_scratch[k]);
+        if (e->scratch[k].cap > 64 * 1024) buf_free(&e->scratch[k]);
 }
 
 static long long deliver_local(int sid, int kind, const char *ch, size_t cl, const char *m, size_t ml) {
@@ -402,7 +402,8 @@ static long long deliver_local(int sid, int kind, const char *ch, size_t cl, con
         return ss->n;
     }
     if (ss) {
-        enc e = {.type = kind == PS_SHARD ? "smessage" : "message", .ch = ch, .msg = m, .cl = cl, .ml = ml};
+        enc e = {.type = kind == PS_SHARD ? "smessage" : "message", .ch = ch, .msg = m, .cl = cl, .ml = ml,
+                 .scratch = L->enc};
         e.typel = kind == PS_SHARD ? 8 : 7;
         n += ss->n;
         send_all(ss, &e);
@@ -411,7 +412,8 @@ static long long deliver_local(int sid, int kind, const char *ch, size_t cl, con
     for (size_t i = 0; i < L->npats; i++) {
         ps_subs *p = L->pats[i];
         if (!glob_match(p->name, p->len, ch, cl, 0)) continue;
-        enc e = {.type = "pmessage", .typel = 8, .pat = p->name, .pl = p->len, .ch = ch, .cl = cl, .msg = m, .ml = ml};
+        enc e = {.type = "pmessage", .typel = 8, .pat = p->name, .pl = p->len, .ch = ch, .cl = cl, .msg = m, .ml = ml,
+                 .scratch = L->enc};
         n += p->n;
         send_all(p, &e);
     }

@@ -23,8 +23,17 @@ static inline long mi_option_get(mi_option_t o) {
     (void)o;
     return 0;
 }
-/* libc keeps its free pages itself (mem_release). */
+/* libc keeps its free pages itself (mem_release); no heap of its own to
+ * take pages with either (purge_segments gives up at once). */
 static inline void mi_collect(bool force) { (void)force; }
+typedef struct mi_heap_s mi_heap_t;
+static inline mi_heap_t *mi_heap_new(void) { return NULL; }
+static inline void *mi_heap_malloc(mi_heap_t *h, size_t n) {
+    (void)h;
+    (void)n;
+    return NULL;
+}
+static inline void mi_heap_destroy(mi_heap_t *h) { (void)h; }
 /* libc gives no allocator figures (mem_committed, mem_stats_text): zeros
  * and an empty report. */
 typedef void mi_output_fun(const char *msg, void *arg);
