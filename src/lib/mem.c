@@ -133,11 +133,11 @@ void mem_huge_pages(int on) {
 static void purge_segments(void) {
     mi_heap_t *h = mi_heap_new();
     if (!h) return;
-    int got = 0;
-    for (size_t sz = 8; sz <= 16 * 1024; sz += sz < 128 ? 8 : sz / 8) got += mi_heap_malloc(h, sz) != NULL;
-    for (int i = 0; i < 4; i++) got += mi_heap_malloc(h, 100 * 1024) != NULL;
-    for (size_t sz = 1 << 20; sz <= 8 << 20; sz *= 2) got += mi_heap_malloc(h, sz) != NULL;
-    (void)got; /* (the blocks go with the heap) */
+    /* (the blocks go with the heap; a failed allocation ends the walk) */
+    int ok = 1;
+    for (size_t sz = 8; ok && sz <= 16 * 1024; sz += sz < 128 ? 8 : sz / 8) ok = mi_heap_malloc(h, sz) != NULL;
+    for (int i = 0; ok && i < 4; i++) ok = mi_heap_malloc(h, 100 * 1024) != NULL;
+    for (size_t sz = 1 << 20; ok && sz <= 8 << 20; sz *= 2) ok = mi_heap_malloc(h, sz) != NULL;
     mi_heap_destroy(h);
 }
 #endif

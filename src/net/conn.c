@@ -90,11 +90,12 @@ static slot *slot_get(void) {
 }
 
 static void slot_put(slot *sl) {
-    if (sl->data.cap > SLOT_KEEP_CAP || slot_pool_n >= SLOT_POOL_MAX) buf_free(&sl->data);
     if (slot_pool_n >= SLOT_POOL_MAX) {
+        buf_free(&sl->data);
         zfree(sl);
         return;
     }
+    if (sl->data.cap > SLOT_KEEP_CAP) buf_free(&sl->data);
     sl->data.len = 0;
     sl->next = slot_pool;
     slot_pool = sl;
