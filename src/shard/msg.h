@@ -6,8 +6,6 @@
  *              and sends it back as BATCH_DONE.
  *   UNBLOCK    a blocked client of the receiver was served (shard/block.h).
  *   PUBLISH    Pub/Sub messages for the receiver's subscribers (shard/pubsub.h).
- *   ACCEPT     a connection another shard accepted, for the receiver to
- *              serve (shard.c: connections are spread over the shards).
  *   SCHED .. CANCELLED  a transaction part moving between its coordinator
  *              and its shard (shard/tx.h): the message is the part's own. */
 #ifndef SHOAL_MSG_H
@@ -31,7 +29,6 @@ enum {
     SM_CANCELLED,
     SM_STEP_DONE,
     SM_PUBLISH, /* Pub/Sub messages for the receiver's subscribers (shard/pubsub.h) */
-    SM_ACCEPT,  /* args: a connection the sender accepted (shard.c) */
 };
 
 struct conn;

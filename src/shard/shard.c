@@ -338,15 +338,12 @@ void shard_batch_reply(shard *s, msg *m) {
     shard_send(s, to, m);
 }
 
-static void adopt_message(shard *s, msg *m);
-
 static void handle(shard *s, msg *m) {
     switch (m->type) {
     case SM_BATCH: tx_batch_arrived(s, m); break;
     case SM_BATCH_DONE: batch_done(s, m); break;
     case SM_UNBLOCK: block_on_message(s, m); break;
     case SM_PUBLISH: pubsub_on_message(s, m); break;
-    case SM_ACCEPT: adopt_message(s, m); break;
     default: tx_on_message(s, m); break;
     }
 }
@@ -531,105 +528,60 @@ void shard_cron(shard *s) {
 
 /* ---- accept ---- */
 
-/* A connection accepted on a listener, on its way to the shard that serves it. */
-typedef struct accepted {
-    int fd, li;
-    struct sockaddr_storage ss;
-} accepted;
-
-/* Makes the connection on shard s (its thread). */
-static void adopt(shard *s, const accepted *a) {
-    int fd = a->fd, li = a->li;
-    const struct sockaddr_storage *ss = &a->ss;
-    int is_unix = listener_unix[li];
-    if (!is_unix) {
-        int ka = (int)cfg_get(tcp_keepalive);
-        if (ka != listener_keepalive) set_keepalive(fd, ka);
-    }
-    conn *c = conn_create(s, fd, is_unix);
-    if (is_unix) {
-        snprintf(c->addr, sizeof c->addr, "%s:0", cfg.unixsocket_s);
-        snprintf(c->laddr, sizeof c->laddr, "%s:0", cfg.unixsocket_s);
-    } else {
-        char ip[INET6_ADDRSTRLEN] = "?";
-        int port = 0;
-        if (ss->ss_family == AF_INET) {
-            const struct sockaddr_in *sa = (const struct sockaddr_in *)ss;
-            inet_ntop(AF_INET, &sa->sin_addr, ip, sizeof ip);
-            port = ntohs(sa->sin_port);
-        } else if (ss->ss_family == AF_INET6) {
-            const struct sockaddr_in6 *sa = (const struct sockaddr_in6 *)ss;
-            inet_ntop(AF_INET6, &sa->sin6_addr, ip, sizeof ip);
-            port = ntohs(sa->sin6_port);
-        }
-        snprintf(c->addr, sizeof c->addr, "%s:%d", ip, port);
-        struct sockaddr_storage ls;
-        socklen_t ll = sizeof ls;
-        if (listener_laddr[li][0]) {
-            memcpy(c->laddr, listener_laddr[li], sizeof listener_laddr[li]);
-        } else if (getsockname(fd, (struct sockaddr *)&ls, &ll) == 0 && ls.ss_family == AF_INET) {
-            struct sockaddr_in *la = (struct sockaddr_in *)&ls;
-            inet_ntop(AF_INET, &la->sin_addr, ip, sizeof ip);
-            snprintf(c->laddr, sizeof c->laddr, "%s:%d", ip, ntohs(la->sin_port));
-        }
-    }
-    /* loopback as Redis 7.0 sees it: 127.0.0.1 or ::1 only (127.0.0.2 is outside) */
-    int local = is_unix || (ss->ss_family == AF_INET && !strncmp(c->addr, "127.0.0.1:", 10)) ||
-                (ss->ss_family == AF_INET6 && !strncmp(c->addr, "::1:", 4));
-    if (conn_admit(c, local) < 0) return;
-    if (listener_tls[li] && tls_conn_start(c) < 0) conn_close(c);
-}
-
-static void adopt_message(shard *s, msg *m) {
-    accepted a;
-    memcpy(&a, m->args.p, sizeof a);
-    msg_free(m);
-    adopt(s, &a);
-}
-
-/* Connections go round the shards, skipping one that runs a busy script.
- * Every shard's epoll holds the listeners, and the one that wakes first
- * accepts: left there, 50 connections opened at once landed 44/7 or 14/37
- * on two shards, or all on one, and with them the parsing, the replies
- * and every hop's other end, so a run's cost depended on where its
- * connections fell. */
-static uint32_t accept_next; /* atomic */
-
-static int accept_target(const shard *s) {
-    if (nshards == 1) return s->id;
-    uint64_t busy = __atomic_load_n(&shards_busy, __ATOMIC_RELAXED);
-    for (int k = 0; k < nshards; k++) {
-        int t = (int)(__atomic_fetch_add(&accept_next, 1, __ATOMIC_RELAXED) % (uint32_t)nshards);
-        if (!(busy >> t & 1)) return t;
-    }
-    return s->id;
-}
-
 static void accept_on(shard *s, int li) {
     int lfd = __atomic_load_n(&listeners[li], __ATOMIC_ACQUIRE);
     if (lfd < 0) return; /* closed by CONFIG SET port/bind after the event */
     for (int k = 0; k < 16; k++) {
-        accepted a = {.li = li};
-        socklen_t sl = sizeof a.ss;
-        a.fd = accept4(lfd, (struct sockaddr *)&a.ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (a.fd < 0) return;
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) return;
         s->stat_conns++;
         if (__atomic_load_n(&conn_count_total, __ATOMIC_RELAXED) >= cfg_get(maxclients)) {
             const char *e = "-ERR max number of clients reached\r\n";
-            ssize_t w = listener_tls[li] ? 0 : write(a.fd, e, strlen(e)); /* TLS: no session to say it in, as Redis */
+            ssize_t w = listener_tls[li] ? 0 : write(fd, e, strlen(e)); /* TLS: no session to say it in, as Redis */
             (void)w;
-            close(a.fd);
+            close(fd);
             s->stat_rejected++;
             continue;
         }
-        int to = listener_owner[li] >= 0 ? s->id : accept_target(s); /* (a listener of one shard's: its own) */
-        if (to == s->id) {
-            adopt(s, &a);
-            continue;
+        int is_unix = listener_unix[li];
+        if (!is_unix) {
+            int ka = (int)cfg_get(tcp_keepalive);
+            if (ka != listener_keepalive) set_keepalive(fd, ka);
         }
-        msg *m = msg_new(SM_ACCEPT, s->id);
-        buf_add(&m->args, &a, sizeof a);
-        shard_send(s, to, m);
+        conn *c = conn_create(s, fd, is_unix);
+        if (is_unix) {
+            snprintf(c->addr, sizeof c->addr, "%s:0", cfg.unixsocket_s);
+            snprintf(c->laddr, sizeof c->laddr, "%s:0", cfg.unixsocket_s);
+        } else {
+            char ip[INET6_ADDRSTRLEN] = "?";
+            int port = 0;
+            if (ss.ss_family == AF_INET) {
+                struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+                inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip);
+                port = ntohs(a->sin_port);
+            } else if (ss.ss_family == AF_INET6) {
+                struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+                inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof ip);
+                port = ntohs(a->sin6_port);
+            }
+            snprintf(c->addr, sizeof c->addr, "%s:%d", ip, port);
+            struct sockaddr_storage ls;
+            socklen_t ll = sizeof ls;
+            if (listener_laddr[li][0]) {
+                memcpy(c->laddr, listener_laddr[li], sizeof listener_laddr[li]);
+            } else if (getsockname(fd, (struct sockaddr *)&ls, &ll) == 0 && ls.ss_family == AF_INET) {
+                struct sockaddr_in *a = (struct sockaddr_in *)&ls;
+                inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip);
+                snprintf(c->laddr, sizeof c->laddr, "%s:%d", ip, ntohs(a->sin_port));
+            }
+        }
+        /* loopback as Redis 7.0 sees it: 127.0.0.1 or ::1 only (127.0.0.2 is outside) */
+        int local = is_unix || (ss.ss_family == AF_INET && !strncmp(c->addr, "127.0.0.1:", 10)) ||
+                    (ss.ss_family == AF_INET6 && !strncmp(c->addr, "::1:", 4));
+        if (conn_admit(c, local) < 0) continue;
+        if (listener_tls[li] && tls_conn_start(c) < 0) conn_close(c);
     }
 }
 
@@ -933,10 +885,6 @@ int shard_busy_poll(shard *s, conn *skip) {
             for (uint32_t i = 0; m->type == SM_BATCH_DONE && i < m->nitems && skip; i++) mine |= m->items[i].conn == skip;
             if (m->type == SM_BATCH_DONE && !mine) {
                 batch_done(s, m);
-                continue;
-            }
-            if (m->type == SM_ACCEPT) { /* (sent before the sender saw this shard busy) its commands get BUSY */
-                adopt_message(s, m);
                 continue;
             }
             if (m->type == SM_UNBLOCK) { /* (one that must run again at home waits: conn_serve_busy) */
