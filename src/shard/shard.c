@@ -758,6 +758,7 @@ static void *shard_main(void *arg) {
             s->readers_now = 0;
         }
         s->turn_events = n;
+        s->pending_ran = 0;
         for (int i = 0; i < n; i++) {
             uint64_t tag = evs[i].data.u64;
             if ((tag & 7) == TAG_LISTENER) {
@@ -788,6 +789,7 @@ static void *shard_main(void *arg) {
             conn_resume_postponed(s);
         if (!s->locked_by || (__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) >> s->id & 1))
             shard_run_pending(s); /* (a busy shard answers its clients, mostly BUSY) */
+        s->pending_ran = 1;
         cevict_poll(s);
         if (s->now_ms >= s->next_cron) {
             shard_cron(s);

@@ -47,6 +47,7 @@ typedef struct shard {
     int sq_waiting, sq_whole; /* parts not granted yet / locking the whole shard */
     uint64_t sq_max;          /* highest txid queued since the queue was last empty */
     int sched_dirty;          /* a part left: something may be granted */
+    int pending_ran;          /* this loop turn ran its pending connections (tx.c: whole_waits) */
     int held_from[MAX_SHARDS]; /* held batches per sender */
     lock_tab locks;           /* the queued parts' key intents */
     struct tx *locked_by;     /* transaction holding the whole shard */
