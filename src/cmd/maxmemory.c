@@ -24,10 +24,13 @@ static int over(shard *sh) { return evict_run(sh) == EVICT_FAIL; }
  * shard that runs the command evicts (and refuses when it cannot). */
 static int over_no_evict(shard *sh) { return (evict_policy() & EVP_NONE) && evict_over(sh); }
 
-/* A transaction that holds every shard whole (INFO, DBSIZE, CONFIG...). */
+/* A transaction that holds every shard whole (INFO, DBSIZE, CONFIG...):
+ * locked by its coordinator's transactions (a shard grants one
+ * coordinator's whole-shard transactions together, and the coordinator
+ * runs them one at a time). */
 static int holds_every_shard(cmd_ctx *c) {
     for (int i = 0; i < nshards; i++)
-        if (shards[i]->locked_by != c->tx) return 0;
+        if (!shards[i]->locked_n || shards[i]->locked_coord != c->sh->id) return 0;
     return 1;
 }
 

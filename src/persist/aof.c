@@ -272,6 +272,11 @@ static void commit_locked(aof_slot *s) {
     if (W.sink && s->b.len) W.sink(s->first_db, s->last_db, s->b.p, s->b.len);
     s->b.len = 0;
     s->ncmds = s->nexpired = 0;
+    /* inside a block (the caller's own: CONFIG SET appendonly in EXEC, a
+     * transaction that holds every shard) what it logged so far is out:
+     * the block's MULTI goes before the rest. Left as it was, aof_tx_end
+     * inserted MULTI past the end of the emptied buffer. */
+    if (s->in_tx) s->tx_at = s->tx_cmds = s->tx_expired = 0;
     if (s->b.cap > (4u << 20)) buf_free(&s->b);
 }
 
@@ -436,7 +441,7 @@ static void commit_all_locked(void) {
     for (int i = 0; i < nshards; i++) {
         aof_slot *s = &slots[i];
         if (s->b.len) commit_locked(s);
-        if (s->in_tx) s->tx_at = s->tx_cmds = s->tx_expired = 0; /* the coordinator of the caller itself */
+        if (s->in_tx) s->tx_at = s->tx_cmds = s->tx_expired = 0; /* the caller's own, emptied or not */
     }
 }
 

@@ -93,8 +93,19 @@ static tx_part *part_new(shard *sh) {
 
 /* ---- a shard's queue ---- */
 
+/* Whole-shard parts of one coordinator do not exclude each other: that
+ * shard runs their handlers one after another on its own thread, and the
+ * locked shard stays inert while any is granted. So a shard grants a
+ * coordinator's whole-shard transactions together (shard->locked_n), and
+ * a turn's worth of them (scripts over keys of two shards) costs one
+ * exchange of messages, where one at a time cost a sleep and a doorbell
+ * on each side for every one. */
+static int same_whole(const tx_part *a, const tx_part *b) {
+    return a->whole && b->whole && a->coord == b->coord;
+}
+
 static int parts_conflict(const tx_part *a, const tx_part *b) {
-    if (a->whole || b->whole) return 1;
+    if (a->whole || b->whole) return !same_whole(a, b);
     if (!a->t && !b->t && a->src == b->src) return 1; /* one sender's held batches keep their order */
     for (uint32_t i = 0; i < a->nkeys; i++)
         for (uint32_t j = 0; j < b->nkeys; j++)
@@ -105,7 +116,12 @@ static int parts_conflict(const tx_part *a, const tx_part *b) {
 /* Conflicts with some part already queued. */
 static int conflicts_now(const shard *sh, const tx_part *p) {
     if (!sh->sq_head) return 0;
-    if (p->whole || sh->sq_whole) return 1;
+    if (p->whole) {
+        for (const tx_part *q = sh->sq_head; q; q = q->sq_next)
+            if (!same_whole(q, p)) return 1;
+        return 0;
+    }
+    if (sh->sq_whole) return 1;
     if (!p->t && sh->held_from[p->src]) return 1;
     for (uint32_t i = 0; i < p->nkeys; i++)
         if (lock_conflicts(&sh->locks, p->keys[i].h, p->keys[i].x)) return 1;
@@ -142,7 +158,7 @@ static void dequeue(shard *sh, tx_part *p) {
     for (uint32_t i = 0; i < p->nkeys; i++) lock_del(&sh->locks, p->keys[i].h, p->keys[i].x);
     if (p->whole) {
         sh->sq_whole--;
-        if (p->granted) sh->locked_by = NULL;
+        if (p->granted && --sh->locked_n == 0) sh->locked_by = NULL; /* (else a mark: one of the others holds it) */
     }
     if (!p->t) sh->held_from[p->src]--;
     if (!p->granted) sh->sq_waiting--;
@@ -161,7 +177,11 @@ static void grant(shard *sh, tx_part *p) {
         shard_batch_reply(sh, m);
         return;
     }
-    if (p->whole) sh->locked_by = p->t;
+    if (p->whole) {
+        sh->locked_by = p->t;
+        sh->locked_coord = p->coord;
+        sh->locked_n++;
+    }
     if (p->armed || p->solo) shard_run_batch_items(sh, &p->m, 0);
     if (p->solo) dequeue(sh, p); /* its transaction's lock point: no EXEC or RELEASE comes */
     to_coord(sh, p, SM_GRANTED);
@@ -176,7 +196,7 @@ static void grant(shard *sh, tx_part *p) {
  * 174,631. Delayed, those connections run (their keys may be here alone)
  * or join the queue, which grants in order. */
 static int whole_waits(const shard *sh, const tx_part *p) {
-    return p->whole && p->t->coord != sh && sh->pending_head && !sh->pending_ran;
+    return p->whole && p->coord != sh->id && sh->pending_head && !sh->pending_ran;
 }
 
 /* SCHED: queue the part, or refuse it when it would wait for a part with a
@@ -431,12 +451,37 @@ static int run_whole(tx *t) {
     return c.reroute;
 }
 
+/* A transaction that starts again over every shard: the own part that
+ * was never queued (release_all leaves it) goes with the rest. */
+static void drop_deferred(tx *t) {
+    for (int i = 0; i < t->n; i++)
+        if (t->parts[i] && t->parts[i]->deferred) {
+            part_free(t->coord, t->parts[i]);
+            t->parts[i] = NULL;
+        }
+}
+
 /* The part on the coordinator's own shard, when its scheduling waits for
  * the others' grants (schedule); NULL otherwise. */
 static tx_part *deferred_part(tx *t) {
     for (int i = 0; i < t->n; i++)
         if (t->parts[i]->deferred) return t->parts[i];
     return NULL;
+}
+
+/* run_whole, with the coordinator's own shard held for the run when its
+ * part was deferred (granted in that instant, as the handler sees it). */
+static int run_whole_here(tx *t, tx_part *own) {
+    shard *sh = t->coord;
+    struct tx *was = sh->locked_by;
+    if (own) {
+        sh->locked_by = t;
+        sh->locked_coord = sh->id;
+        sh->locked_n++;
+    }
+    int again = run_whole(t);
+    if (own) sh->locked_by = --sh->locked_n ? was : NULL; /* (the others are this shard's own too) */
+    return again;
 }
 
 /* A transaction of hops: its step reads the replies so far and either
@@ -467,8 +512,9 @@ static void phase_step(tx *t) {
                 if (!t->parts[i]->failed && !t->parts[i]->deferred) phase_send(t, t->parts[i], SM_CANCEL);
             phase_end(t);
         } else if (t->whole) {
-            if (run_whole(t) && t->n < nshards) { /* again, over every shard */
+            if (run_whole_here(t, own) && t->n < nshards) { /* again, over every shard */
                 release_all(t);
+                drop_deferred(t);
                 t->n = 0;
                 for (int i = 0; i < nshards; i++) tx_part_of(t, i);
                 t->retries++;
@@ -484,6 +530,7 @@ static void phase_step(tx *t) {
             t->merge(t, tx_out(t));
             release_all(t);
             if (t->rerun_whole && t->n < nshards) { /* again, over every shard, as the whole-shard mode does */
+                drop_deferred(t);
                 t->rerun_whole = t->armed = 0;
                 t->whole = 1;
                 t->n = 0;
@@ -534,11 +581,15 @@ static void coord_on(shard *sh, tx_part *p) {
  * is two messages instead of SCHED, GRANTED, RELEASE (reads) or SCHED,
  * GRANTED, EXEC, EXEC_DONE (writes).
  *
- * Otherwise a split transaction's first try keeps the part on the
- * coordinator's own shard back (deferred): it runs without taking locks
- * once the others are granted (phase_step), which spares that shard's
- * queue and intent table. A retry queues it as any other part, so that it
- * cannot be refused for ever. */
+ * Otherwise a transaction's first try keeps the part on the coordinator's
+ * own shard back (deferred): it runs without taking locks once the others
+ * are granted (phase_step), which spares that shard's queue and intent
+ * table. A retry queues it as any other part, so that it cannot be refused
+ * for ever. A whole-shard transaction too: its handler runs on this
+ * thread, so this shard is held for that run alone (run_whole_here), and
+ * the shard goes on serving its connections while the grants come; held
+ * from the start, it stopped at its first such command of the turn, so
+ * the other shards saw one whole-shard transaction of it at a time. */
 static void schedule(tx *t) {
     t->txid = __atomic_fetch_add(&tx_seq, 1, __ATOMIC_RELAXED);
     t->fails = 0;
@@ -551,7 +602,7 @@ static void schedule(tx *t) {
         p->whole = (uint8_t)t->whole;
         p->armed = (uint8_t)t->armed;
         p->granted = p->failed = 0;
-        p->deferred = !pair && !t->whole && !t->step && !t->retries && t->n > 1 && p->shard == t->coord->id;
+        p->deferred = !pair && !t->step && !t->retries && t->n > 1 && p->shard == t->coord->id;
         p->solo = !t->whole && !t->step && t->armed && t->n == 1;
         p->m.done_items = 0;
         p->m.replies.len = 0;
@@ -601,6 +652,7 @@ tx_part *tx_part_of(tx *t, int shard) {
         if (t->ids[i] == shard) return t->parts[i];
     tx_part *p = part_new(t->coord);
     p->t = t;
+    p->coord = t->coord->id;
     p->shard = shard;
     t->ids[t->n] = shard;
     t->parts[t->n++] = p;

@@ -36,6 +36,8 @@
  * shards, MULTI/EXEC, FLUSHALL, KEYS, ...) sets shard->locked_by while
  * granted: the shard then runs nothing else, and the coordinator runs the
  * unchanged handler over every locked shard's data (ctx_db finds them).
+ * One coordinator's whole-shard parts are granted together (its thread
+ * runs their handlers one at a time): shard->locked_n counts them.
  *
  * shard/ knows no command by name: cmd/ builds the parts (which keys, which
  * sub-commands) and gathers their replies through the merge callback. */
@@ -62,6 +64,7 @@ typedef struct tx_part {
     struct tx_part *sq_prev, *sq_next;
     uint64_t txid;
     int shard, src;     /* where it runs; a held batch: who sent it */
+    int coord;          /* its coordinator's shard (t may be freed before its RELEASE arrives) */
     uint8_t whole;      /* the whole shard, exclusive */
     uint8_t armed;      /* run m's batch as soon as granted (read-only) */
     uint8_t granted, failed, queued;
