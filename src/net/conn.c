@@ -302,7 +302,7 @@ void shard_add_pending(shard *sh, conn *c) {
 }
 
 void shard_run_pending(shard *sh) {
-    while (sh->pending_head && (!sh->locked_by || (__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) >> sh->id & 1))) {
+    while (sh->pending_head && (!sh->locked_n || (__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) >> sh->id & 1))) {
         conn *c = sh->pending_head;
         sh->pending_head = c->pend_next;
         if (!sh->pending_head) sh->pending_tail = NULL;
@@ -323,7 +323,7 @@ void conn_process(conn *c) {
     }
     while (!c->closed && !c->waiting && !c->tx_stalled && !c->held && !c->blocked && !c->postponed &&
            !(c->s.flags & SESS_CLOSE_AFTER_REPLY)) {
-        if (sh->locked_by && !(__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) & (1ull << sh->id))) {
+        if (sh->locked_n && !(__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) & (1ull << sh->id))) {
             shard_add_pending(sh, c); /* (a busy shard answers, mostly BUSY) */
             break;
         }

@@ -434,7 +434,7 @@ void shard_cron(shard *s) {
     }
     s->ops_sample_time = now;
     s->ops_sample_cmds = s->stat_commands;
-    if (s->locked_by) return;
+    if (s->locked_n) return;
     for (int i = 0; i < ncron_hooks; i++)
         cron_hooks[i](s);
     tracking_cron(s);
@@ -738,12 +738,12 @@ static void *shard_main(void *arg) {
     s->next_cron = mstime() + period;
     while (!stopping) {
         int timeout = 0;
-        int walking = s->snap && !s->locked_by; /* a background save wants turns */
-        if (!s->out_dirty && !s->write_head && !s->sched_dirty && !(s->pending_head && !s->locked_by) && !s->busy_deferred &&
-            !(walking && !snap_backlogged(s)) && !(s->ev_pending && !s->locked_by) && !s->repl_more) {
+        int walking = s->snap && !s->locked_n; /* a background save wants turns */
+        if (!s->out_dirty && !s->write_head && !s->sched_dirty && !(s->pending_head && !s->locked_n) && !s->busy_deferred &&
+            !(walking && !snap_backlogged(s)) && !(s->ev_pending && !s->locked_n) && !s->repl_more) {
             int64_t now = mstime();
             int64_t left = s->next_cron - now;
-            int64_t b = s->locked_by ? -1 : block_next_deadline(s); /* (timeouts wait for the unlock) */
+            int64_t b = s->locked_n ? -1 : block_next_deadline(s); /* (timeouts wait for the unlock) */
             if (b >= 0 && b - now < left) left = b - now;
             int64_t p = s->npaused ? pause_left(now) : -1; /* postponed clients run when the pause ends */
             if (p >= 0 && p < left) left = p;
@@ -781,13 +781,13 @@ static void *shard_main(void *arg) {
         if (__builtin_expect(__atomic_load_n(&shards_busy, __ATOMIC_ACQUIRE) >> s->id & 1, 0) && s->sq_waiting)
             tx_refuse_held(s, shards_busy_err); /* held behind a busy script: BUSY, as Redis answers */
         if (s->sched_dirty) tx_settle(s);
-        if (!s->locked_by) { /* (a locked shard's blocked clients are the coordinator's to serve meanwhile) */
+        if (!s->locked_n) { /* (a locked shard's blocked clients are the coordinator's to serve meanwhile) */
             if (s->block_head) block_check_timeouts(s, s->now_ms);
             if (s->unblock_reqs) block_serve_unblocks(s);
         }
         if (s->npaused && (pause_epoch() != s->pause_seen || pause_type(s->now_ms) == PAUSE_OFF))
             conn_resume_postponed(s);
-        if (!s->locked_by || (__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) >> s->id & 1))
+        if (!s->locked_n || (__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) >> s->id & 1))
             shard_run_pending(s); /* (a busy shard answers its clients, mostly BUSY) */
         s->pending_ran = 1;
         cevict_poll(s);
@@ -797,7 +797,7 @@ static void *shard_main(void *arg) {
             period = 1000 / cfg_get(hz);
         }
         if (s->sched_dirty) tx_settle(s);
-        if (!s->locked_by) { /* (a locked shard's tables are the coordinator's: FLUSHALL may be replacing them) */
+        if (!s->locked_n) { /* (a locked shard's tables are the coordinator's: FLUSHALL may be replacing them) */
             if (cfg_get(maxmemory) > 0) evict_publish(s); /* key counts, for other shards' share of an eviction */
             publish_keys(s);
         }
@@ -806,8 +806,8 @@ static void *shard_main(void *arg) {
         else s->repl_more = 0;
         conn_write_all(s);
         cevict_poll(s);
-        if (s->snap && !s->locked_by) snap_step(s); /* after the replies, which it would hold back a step */
-        if (s->ev_pending && !s->locked_by) evict_step(s); /* maxmemory: an eviction that ran out of time */
+        if (s->snap && !s->locked_n) snap_step(s); /* after the replies, which it would hold back a step */
+        if (s->ev_pending && !s->locked_n) evict_step(s); /* maxmemory: an eviction that ran out of time */
         conn_free_closed(s);
     }
     return NULL;

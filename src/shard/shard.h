@@ -50,8 +50,7 @@ typedef struct shard {
     int pending_ran;          /* this loop turn ran its pending connections (tx.c: whole_waits) */
     int held_from[MAX_SHARDS]; /* held batches per sender */
     lock_tab locks;           /* the queued parts' key intents */
-    struct tx *locked_by;     /* a transaction holding the whole shard (tx.c) */
-    int locked_n;             /* how many do: whole-shard parts of one coordinator, granted together */
+    int locked_n;             /* whole-shard parts granted here, all of one coordinator (tx.c) */
     int locked_coord;         /* that coordinator's shard, while locked_n */
     struct tx_part *part_pool; /* parts ended here, kept with their buffers for reuse (tx.c) */
     int part_pool_n;

@@ -158,7 +158,7 @@ static void dequeue(shard *sh, tx_part *p) {
     for (uint32_t i = 0; i < p->nkeys; i++) lock_del(&sh->locks, p->keys[i].h, p->keys[i].x);
     if (p->whole) {
         sh->sq_whole--;
-        if (p->granted && --sh->locked_n == 0) sh->locked_by = NULL; /* (else a mark: one of the others holds it) */
+        if (p->granted) sh->locked_n--;
     }
     if (!p->t) sh->held_from[p->src]--;
     if (!p->granted) sh->sq_waiting--;
@@ -178,7 +178,6 @@ static void grant(shard *sh, tx_part *p) {
         return;
     }
     if (p->whole) {
-        sh->locked_by = p->t;
         sh->locked_coord = p->coord;
         sh->locked_n++;
     }
@@ -298,7 +297,7 @@ static void probe_key(void *ud, const char *key, size_t klen) {
 
 int tx_must_wait(shard *sh, const command *cmd, int argc, const char **argv, const size_t *argl, int dbid) {
     if (!sh->sq_head) return 0;
-    if (sh->locked_by) return 1;
+    if (sh->locked_n) return 1;
     if (cmd->flags & CMD_SESSION) return 0;
     key_probe k = {.sh = sh, .dbid = dbid, .x = (cmd->flags & CMD_WRITE) != 0};
     cmd_each_key(cmd, argc, argv, argl, probe_key, &k);
@@ -333,7 +332,7 @@ static void hold_batch(shard *sh, msg *m) {
 }
 
 void tx_batch_arrived(shard *sh, msg *m) {
-    int free_path = !sh->sq_head || (!sh->held_from[m->from] && !sh->locked_by);
+    int free_path = !sh->sq_head || (!sh->held_from[m->from] && !sh->locked_n);
     if (free_path && shard_run_batch_items(sh, m, sh->sq_head != NULL)) {
         shard_batch_reply(sh, m);
         return;
@@ -473,14 +472,12 @@ static tx_part *deferred_part(tx *t) {
  * part was deferred (granted in that instant, as the handler sees it). */
 static int run_whole_here(tx *t, tx_part *own) {
     shard *sh = t->coord;
-    struct tx *was = sh->locked_by;
     if (own) {
-        sh->locked_by = t;
-        sh->locked_coord = sh->id;
+        sh->locked_coord = sh->id; /* (any others holding it are this shard's own too) */
         sh->locked_n++;
     }
     int again = run_whole(t);
-    if (own) sh->locked_by = --sh->locked_n ? was : NULL; /* (the others are this shard's own too) */
+    if (own) sh->locked_n--;
     return again;
 }
 

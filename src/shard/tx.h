@@ -33,11 +33,11 @@
  * held as a part of their own (a "held" part, no coordinator) at the tail of
  * the queue, so they keep their order with the transactions around them.
  * A part that locks the whole shard (commands without a split: RENAME across
- * shards, MULTI/EXEC, FLUSHALL, KEYS, ...) sets shard->locked_by while
+ * shards, MULTI/EXEC, FLUSHALL, KEYS, ...) counts in shard->locked_n while
  * granted: the shard then runs nothing else, and the coordinator runs the
  * unchanged handler over every locked shard's data (ctx_db finds them).
  * One coordinator's whole-shard parts are granted together (its thread
- * runs their handlers one at a time): shard->locked_n counts them.
+ * runs their handlers one at a time).
  *
  * shard/ knows no command by name: cmd/ builds the parts (which keys, which
  * sub-commands) and gathers their replies through the merge callback. */
@@ -65,7 +65,7 @@ typedef struct tx_part {
     uint64_t txid;
     int shard, src;     /* where it runs; a held batch: who sent it */
     int coord;          /* its coordinator's shard (t may be freed before its RELEASE arrives) */
-    uint8_t whole;      /* the whole shard, exclusive */
+    uint8_t whole;      /* the whole shard: excludes every part but its coordinator's other whole ones */
     uint8_t armed;      /* run m's batch as soon as granted (read-only) */
     uint8_t granted, failed, queued;
     uint8_t deferred;   /* the coordinator's own part, run at the others' grant without locks */

@@ -492,7 +492,7 @@ static void report_shards(void) {
                     i, (unsigned long long)__atomic_load_n(&sh->stat_commands, __ATOMIC_RELAXED),
                     (unsigned long long)__atomic_load_n(&sh->stat_tx, __ATOMIC_RELAXED),
                     __atomic_load_n(&sh->sq_waiting, __ATOMIC_RELAXED),
-                    __atomic_load_n(&sh->locked_by, __ATOMIC_RELAXED) ? "locked whole" : "not locked whole",
+                    __atomic_load_n(&sh->locked_n, __ATOMIC_RELAXED) ? "locked whole" : "not locked whole",
                     __atomic_load_n(&sh->block_count, __ATOMIC_RELAXED), __atomic_load_n(&sh->sleeping, __ATOMIC_RELAXED));
         }
     }
