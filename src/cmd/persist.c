@@ -30,6 +30,11 @@ static int64_t last_save(void) {
 
 int shutdown_saved;
 static int bgsave_scheduled; /* BGSAVE SCHEDULE met an AOF rewrite (atomic) */
+/* persist_cron sent the scheduled rewrite's BGREWRITEAOF, which has not run
+ * yet (it waits for every shard's grant). aof_rewrite_scheduled stays set
+ * until then, so INFO never shows the rewrite neither scheduled nor
+ * running while it is about to start (atomic). */
+static int rewrite_starting;
 
 static db *shard_db(void *ud, int s, int dbid) {
     const int *ids = ud;
@@ -111,6 +116,7 @@ static void bgsave_cmd(cmd_ctx *c) {
 
 /* BGREWRITEAOF */
 static void bgrewriteaof_cmd(cmd_ctx *c) {
+    __atomic_store_n(&rewrite_starting, 0, __ATOMIC_RELAXED);
     if (snap_running_kind() == SNAP_AOF) {
         reply_error(c, "ERR Background append only file rewriting already in progress");
         return;
@@ -182,8 +188,8 @@ static int aof_grown(void) {
 
 void persist_cron(shard *sh) {
     if (sh->id != 0 || snap_running()) return;
-    if (__atomic_exchange_n(&aof_rewrite_scheduled, 0, __ATOMIC_RELAXED)) {
-        run_internal(sh, "bgrewriteaof");
+    if (__atomic_load_n(&aof_rewrite_scheduled, __ATOMIC_RELAXED)) {
+        if (!__atomic_exchange_n(&rewrite_starting, 1, __ATOMIC_RELAXED)) run_internal(sh, "bgrewriteaof");
         return;
     }
     if (__atomic_exchange_n(&bgsave_scheduled, 0, __ATOMIC_RELAXED)) {
