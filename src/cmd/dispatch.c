@@ -190,6 +190,7 @@ static void send_batch(session *s, int dst, const command *cmd, int argc, const 
         ob->batch = NULL;
         shard_send(sh, dst, full);
     }
+    tx_lease_yield(sh, dst); /* (the batch would wait behind it) */
     if (!ob->batch) ob->batch = msg_new(SM_BATCH, sh->id);
     shard_batch_add(ob->batch, s, cmd, argc, argv, argl, discard);
     sh->out_dirty = 1;
@@ -228,7 +229,11 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
         if ((n > 1 || (n == 1 && ids[0] != s->sh->id && (cmd->flags & CMD_HOME))) && cmd->hops &&
             cmd->hops(s, cmd, argc, argv, argl, discard))
             return; /* (a script on its keys' shard, script.h) */
-        if (n > 1 || (n == 1 && ids[0] != s->sh->id)) {
+        if (n > 1) {
+            tx_begin_chained(s, cmd, argc, argv, argl, ids, n, discard); /* (chains_on says what may follow) */
+            return;
+        }
+        if (n == 1 && ids[0] != s->sh->id) {
             tx_begin(s, cmd, argc, argv, argl, ids, n, discard);
             return;
         }
@@ -295,10 +300,23 @@ static int busy_refused(session *s, const command *cmd, int argc, const char **a
     return 1;
 }
 
+/* Whether a command of a connection that waits for a chain of whole-shard
+ * transactions may join it: one that route() certainly starts as another
+ * (keys on two shards or more, none of the paths before: busy, EXEC,
+ * split, a gather). Any other command waits for the chain's end. */
+static int chains_on(session *s, const command *cmd, int argc, const char **argv, const size_t *argl) {
+    if (!cmd || s->multi || nshards < 2 || __atomic_load_n(&shards_busy, __ATOMIC_RELAXED)) return 0;
+    if (cmd->split || (cmd->hops && cmd->hops != script_hops)) return 0;
+    if (cmd->flags & (CMD_SESSION | CMD_EXEC | CMD_BLOCKING | CMD_ALLSHARDS | CMD_ALLOWBUSY)) return 0;
+    uint64_t mask = dispatch_route_mask(s, cmd, argc, argv, argl);
+    return (mask & (mask - 1)) != 0;
+}
+
 int dispatch_command(session *s, int argc, const char **argv, const size_t *argl) {
     char err[512];
     const command *named;
     const command *cmd = dispatch_resolve(argc, argv, argl, err, sizeof err, &named);
+    if (s->conn && s->conn->waiting && !chains_on(s, cmd, argc, argv, argl)) return DISPATCH_LATER;
     if (cmd && s->conn && s->conn->txs && !(s->multi && !(cmd->flags & (CMD_EXEC | CMD_SESSION))) &&
         tx_conn_must_wait(s, cmd, argc, argv, argl)) {
         s->conn->tx_stalled = 1;

@@ -404,6 +404,7 @@ int script_hops(session *s, const command *cmd, int argc, const char **argv, con
     if (!acl_sess_free_pass(s)) return 0;
     uint64_t mask = dispatch_route_mask(s, cmd, argc, argv, argl);
     if (!mask || (mask & (mask - 1)) || mask == 1ull << s->sh->id) return 0;
+    if (tx_leases(s->sh, __builtin_ctzll(mask))) return 0; /* a whole-shard run here takes no message */
     tx *t = tx_create_waited(s, cmd, discard);
     t->parts_count = 1;
     tx_part *p = tx_part_of(t, __builtin_ctzll(mask));

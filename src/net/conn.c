@@ -321,7 +321,7 @@ void conn_process(conn *c) {
         conn_close(c);
         return;
     }
-    while (!c->closed && !c->waiting && !c->tx_stalled && !c->held && !c->blocked && !c->postponed &&
+    while (!c->closed && !conn_waits(c) && !c->tx_stalled && !c->held && !c->blocked && !c->postponed &&
            !(c->s.flags & SESS_CLOSE_AFTER_REPLY)) {
         if (sh->locked_n && !(__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) & (1ull << sh->id))) {
             shard_add_pending(sh, c); /* (a busy shard answers, mostly BUSY) */
@@ -388,7 +388,7 @@ void conn_process(conn *c) {
             }
         }
     }
-    if (c->rp.start > 0 && !c->waiting) {
+    if (c->rp.start > 0 && (!c->waiting || c->chain_n)) { /* (a chain's transactions keep copies) */
         size_t n = c->rp.start;
         buf_consume(&c->qbuf, n);
         resp_shift(&c->rp, n);
@@ -424,7 +424,7 @@ static inline __attribute__((always_inline)) void read_done(conn *c, ssize_t n) 
         conn_close(c);
         return;
     }
-    if (c->waiting || c->tx_stalled || c->held || c->blocked || c->in_pending) {
+    if (conn_waits(c) || c->tx_stalled || c->held || c->blocked || c->in_pending) {
         cevict_update(c); /* the query buffer grew */
         return;
     }

@@ -73,6 +73,8 @@ typedef struct conn {
     slot *sq_head, *sq_tail;
     int inflight;          /* remote commands and transactions outstanding */
     struct tx *waiting;    /* transaction this connection waits for */
+    struct tx *wait_tail;  /* the last of waiting's chain (shard/tx.h, tx_begin_chained) */
+    int chain_n;           /* transactions in that chain while it takes more; 0: it takes none */
     struct tx *txs;        /* split transactions in flight, which it does not wait for (shard/tx.h) */
     int tx_writes;         /* how many of txs write */
     int tx_stalled;        /* its next command waits for one of txs to end */
@@ -113,6 +115,16 @@ typedef struct conn {
     uint64_t repl_applied; /* offset of the last command run (Redis's reploff) */
     uint64_t repl_multi;   /* bytes of a MULTI block not counted yet (Redis counts it at EXEC) */
 } conn;
+
+/* How many whole-shard transactions one connection may have in flight,
+ * chained (tx_begin_chained). */
+#define CONN_CHAIN_MAX 64
+
+/* Whether the connection reads no command for now: it waits for a
+ * transaction whose chain takes no more. */
+static inline int conn_waits(const conn *c) {
+    return c->waiting && !(c->chain_n > 0 && c->chain_n < CONN_CHAIN_MAX);
+}
 /* The master link's hooks (repl/ sets them): a command of the master that
  * the link answers itself (REPLCONF GETACK) returns 1 and is not
  * dispatched; the close hook runs when the link closes, on its thread. */

@@ -28,6 +28,7 @@ enum {
     SM_EXEC_DONE,
     SM_CANCELLED,
     SM_STEP_DONE,
+    SM_RECALL, /* to a lease's holder: this shard wants it back (tx.c) */
     SM_PUBLISH, /* Pub/Sub messages for the receiver's subscribers (shard/pubsub.h) */
 };
 

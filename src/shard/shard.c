@@ -723,6 +723,11 @@ static inline void publish_keys(shard *s) {
     if (n != s->pub_keys) __atomic_store_n(&s->pub_keys, n, __ATOMIC_RELAXED);
 }
 
+void shard_publish_counts(shard *s) {
+    if (cfg_get(maxmemory) > 0) evict_publish(s); /* key counts, for other shards' share of an eviction */
+    publish_keys(s);
+}
+
 static void *shard_main(void *arg) {
     shard *s = arg;
     self = s;
@@ -743,7 +748,7 @@ static void *shard_main(void *arg) {
             !(walking && !snap_backlogged(s)) && !(s->ev_pending && !s->locked_n) && !s->repl_more) {
             int64_t now = mstime();
             int64_t left = s->next_cron - now;
-            int64_t b = s->locked_n ? -1 : block_next_deadline(s); /* (timeouts wait for the unlock) */
+            int64_t b = tx_lock_holds_timeouts(s) ? -1 : block_next_deadline(s); /* (timeouts wait for the unlock) */
             if (b >= 0 && b - now < left) left = b - now;
             int64_t p = s->npaused ? pause_left(now) : -1; /* postponed clients run when the pause ends */
             if (p >= 0 && p < left) left = p;
@@ -790,6 +795,7 @@ static void *shard_main(void *arg) {
         if (!s->locked_n || (__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) >> s->id & 1))
             shard_run_pending(s); /* (a busy shard answers its clients, mostly BUSY) */
         s->pending_ran = 1;
+        tx_lease_turn(s);
         cevict_poll(s);
         if (s->now_ms >= s->next_cron) {
             shard_cron(s);
@@ -797,10 +803,7 @@ static void *shard_main(void *arg) {
             period = 1000 / cfg_get(hz);
         }
         if (s->sched_dirty) tx_settle(s);
-        if (!s->locked_n) { /* (a locked shard's tables are the coordinator's: FLUSHALL may be replacing them) */
-            if (cfg_get(maxmemory) > 0) evict_publish(s); /* key counts, for other shards' share of an eviction */
-            publish_keys(s);
-        }
+        if (!s->locked_n) shard_publish_counts(s); /* (a locked shard's tables are the coordinator's: FLUSHALL may be replacing them) */
         shard_flush(s);
         if (__atomic_load_n(&s->nreplicas, __ATOMIC_RELAXED)) shard_replica_pump(s);
         else s->repl_more = 0;
@@ -887,6 +890,10 @@ int shard_busy_poll(shard *s, conn *skip) {
             for (uint32_t i = 0; m->type == SM_BATCH_DONE && i < m->nitems && skip; i++) mine |= m->items[i].conn == skip;
             if (m->type == SM_BATCH_DONE && !mine) {
                 batch_done(s, m);
+                continue;
+            }
+            if (m->type == SM_RECALL) { /* a lease the long command may not use: back at once */
+                tx_on_message(s, m);
                 continue;
             }
             if (m->type == SM_UNBLOCK) { /* (one that must run again at home waits: conn_serve_busy) */

@@ -45,6 +45,7 @@ typedef struct shard {
     /* transaction parts queued here, in arrival order (shard/tx.c) */
     struct tx_part *sq_head, *sq_tail;
     int sq_waiting, sq_whole; /* parts not granted yet / locking the whole shard */
+    int sq_waiting_by[MAX_SHARDS]; /* parts not granted yet, per coordinator (held batches: per sender) */
     uint64_t sq_max;          /* highest txid queued since the queue was last empty */
     int sched_dirty;          /* a part left: something may be granted */
     int pending_ran;          /* this loop turn ran its pending connections (tx.c: whole_waits) */
@@ -52,6 +53,16 @@ typedef struct shard {
     lock_tab locks;           /* the queued parts' key intents */
     int locked_n;             /* whole-shard parts granted here, all of one coordinator (tx.c) */
     int locked_coord;         /* that coordinator's shard, while locked_n */
+    /* leases (tx.c): whole-shard grants a coordinator keeps between its
+     * transactions, and the shards that offered them */
+    struct tx_part *lease[MAX_SHARDS]; /* holder: the kept grant of each shard */
+    int64_t lease_ms[MAX_SHARDS];      /* holder: when it was kept */
+    uint8_t lease_refused[MAX_SHARDS]; /* holder: that shard recalled one it did not have yet */
+    int nleases;
+    int whole_out[MAX_SHARDS];         /* coordinator: its whole-shard parts sent to each shard, not released yet */
+    uint64_t lease_busy, lease_drop_after; /* holder: used by the running transaction / to go when it ends */
+    uint64_t lease_offered;  /* granter: coordinators granted a part it may keep, while locked */
+    int recall_sent;         /* granter: RECALL went to them since the last offer */
     struct tx_part *part_pool; /* parts ended here, kept with their buffers for reuse (tx.c) */
     int part_pool_n;
     struct conn *pending_head, *pending_tail;  /* connections with unprocessed input */
@@ -76,6 +87,8 @@ typedef struct shard {
     uint64_t stat_commands, stat_conns, stat_rejected, stat_expired;
     uint64_t stat_hits, stat_misses, stat_net_in, stat_net_out;
     uint64_t stat_remote_batches, stat_tx, stat_evicted;
+    uint64_t stat_tx_retries, stat_tx_parked; /* transactions scheduled again; chained ones granted before their turn */
+    uint64_t stat_tx_leased; /* transactions run on leases alone (tx.c) */
     struct cmdstats *cstats; /* per-command and error statistics (cmdstats.h) */
     slowlog slowlog;         /* this shard's connections' slow commands (slowlog.h) */
     uint64_t dirty;       /* write commands so far (atomic stores; others read it) */
@@ -161,6 +174,10 @@ void shard_wake(shard *to);
 /* Messaging, from the calling shard `from` to shard `to`. */
 void shard_send(shard *from, int to, struct msg *m);
 /* Sends every outbox and rings doorbells. */
+/* Publishes s's key counts (eviction shares, SCAN's routing): its loop
+ * does at each turn while unlocked; a lease's holder does for the shard it
+ * keeps locked, after running on it (shard/tx.c). */
+void shard_publish_counts(shard *s);
 void shard_flush(shard *s);
 /* Runs batch m's items from m->done_items on; with check, stops before the
  * first whose keys are locked (tx_must_wait) and returns 0, else 1. */

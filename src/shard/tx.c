@@ -128,11 +128,27 @@ static int conflicts_now(const shard *sh, const tx_part *p) {
     return 0;
 }
 
+/* Whether the coordinator's own deferred part, run in this instant, would
+ * break a lock: a granted part that conflicts with it. A whole-shard one
+ * may go before parts that wait here (another coordinator's whole-shard
+ * part waiting for this turn's connections, whole_waits): those hold
+ * nothing yet, and this one waits for nothing. Counted as a conflict,
+ * every script of this shard that met one failed and went round again. */
+static int own_conflicts(const shard *sh, const tx_part *p) {
+    if (!p->whole) return conflicts_now(sh, p);
+    for (const tx_part *q = sh->sq_head; q; q = q->sq_next)
+        if (q->granted && !same_whole(q, p)) return 1;
+    return 0;
+}
+
 static int grantable(const shard *sh, const tx_part *p) {
     for (const tx_part *q = sh->sq_head; q && q != p; q = q->sq_next)
         if (parts_conflict(q, p)) return 0;
     return 1;
 }
+
+/* Who a queued part is from: its coordinator, or a held batch's sender. */
+static inline int part_src(const tx_part *p) { return p->t ? p->coord : p->src; }
 
 static void enqueue(shard *sh, tx_part *p) {
     p->sq_next = NULL;
@@ -145,6 +161,7 @@ static void enqueue(shard *sh, tx_part *p) {
     if (!p->t) sh->held_from[p->src]++;
     if (p->txid > sh->sq_max) sh->sq_max = p->txid;
     sh->sq_waiting++;
+    sh->sq_waiting_by[part_src(p)]++;
     p->queued = 1;
 }
 
@@ -158,17 +175,96 @@ static void dequeue(shard *sh, tx_part *p) {
     for (uint32_t i = 0; i < p->nkeys; i++) lock_del(&sh->locks, p->keys[i].h, p->keys[i].x);
     if (p->whole) {
         sh->sq_whole--;
-        if (p->granted) sh->locked_n--;
+        if (p->granted && --sh->locked_n == 0) sh->lease_offered = 0;
     }
     if (!p->t) sh->held_from[p->src]--;
     if (!p->granted) sh->sq_waiting--;
+    if (!p->granted) sh->sq_waiting_by[part_src(p)]--;
     if (!sh->sq_head) sh->sq_max = 0;
     sh->sched_dirty = 1;
+}
+
+/* ---- leases ----
+ *
+ * A coordinator whose transactions take a whole shard again and again
+ * (scripts over keys of two shards, from a pipeline that comes in a few
+ * commands a turn) paid a round trip for each turn: SCHED, GRANTED,
+ * RELEASE, with a sleep and a doorbell on each side, several times the
+ * CPU of the scripts themselves. A shard with nothing of its own to do
+ * (no pending connection, no part waiting) marks such a grant lease_ok,
+ * and the coordinator keeps it when the transaction ends instead of
+ * releasing it: one lease per shard. Its next transactions whose other
+ * shards are all leased to it run at once, with no message (the shard is
+ * still locked to this coordinator, and stays inert). Each loop turn, the
+ * granter sends RECALL once it has work (connections, parts waiting, its
+ * cron, a blocked client's timeout) and the holder releases at once: a
+ * lease is never held by a transaction that waits, so letting it go waits
+ * for nothing but a script running on it. The holder also lets go of a
+ * lease after LEASE_MS. Not with the AOF on: a busy script's poll sends no
+ * message then, and a lease could not go back while it runs. */
+#define LEASE_MS 10
+
+static tx lease_owner[MAX_SHARDS]; /* p->t of a kept part (a held batch's is NULL) */
+
+/* Nothing of its own, nor of others than coord, to do. */
+static int lease_idle(const shard *sh, int coord) {
+    return !sh->pending_head && sh->sq_waiting == sh->sq_waiting_by[coord] && !aof_active() &&
+           sh->now_ms < sh->next_cron;
+}
+
+static void lease_drop(shard *sh, int b) {
+    tx_part *p = sh->lease[b];
+    sh->lease[b] = NULL;
+    sh->nleases--;
+    p->m.type = SM_RELEASE;
+    p->m.from = (uint8_t)sh->id;
+    shard_send(sh, b, &p->m);
+}
+
+static void lease_keep(shard *sh, tx_part *p) {
+    lease_owner[sh->id].coord = sh;
+    p->t = &lease_owner[sh->id];
+    sh->lease[p->shard] = p;
+    sh->lease_ms[p->shard] = sh->now_ms;
+    sh->nleases++;
+}
+
+static void lease_recalled(shard *sh, int b) {
+    if (!sh->lease[b]) sh->lease_refused[b] = 1; /* one on its way back: not kept */
+    else if (sh->lease_busy >> b & 1) sh->lease_drop_after |= 1ull << b;
+    else lease_drop(sh, b);
+}
+
+static int lease_wanted(shard *sh) {
+    if (sh->pending_head || sh->sq_waiting || sh->now_ms >= sh->next_cron || sh->snap || sh->ev_pending ||
+        __atomic_load_n(&sh->unblock_reqs, __ATOMIC_RELAXED))
+        return 1;
+    int64_t d = sh->block_head ? block_next_deadline(sh) : -1;
+    return d >= 0 && d <= sh->now_ms;
+}
+
+void tx_lease_turn(shard *sh) {
+    if (sh->nleases)
+        for (int b = 0; b < nshards; b++)
+            if (sh->lease[b] && (sh->now_ms - sh->lease_ms[b] >= LEASE_MS || aof_active())) lease_drop(sh, b);
+    if (!sh->locked_n || !sh->lease_offered || sh->recall_sent || !lease_wanted(sh)) return;
+    sh->recall_sent = 1;
+    for (int c = 0; c < nshards; c++)
+        if (sh->lease_offered >> c & 1) shard_send(sh, c, msg_new(SM_RECALL, sh->id));
+}
+
+int tx_lock_holds_timeouts(const shard *sh) { return sh->locked_n && !sh->lease_offered; }
+
+int tx_leases(const shard *sh, int b) { return sh->lease[b] || sh->whole_out[b]; }
+
+void tx_lease_yield(shard *sh, int b) {
+    if (sh->lease[b] && !(sh->lease_busy >> b & 1)) lease_drop(sh, b);
 }
 
 static void grant(shard *sh, tx_part *p) {
     p->granted = 1;
     sh->sq_waiting--;
+    sh->sq_waiting_by[part_src(p)]--;
     if (!p->t) { /* a held batch: run it, leave, answer its sender */
         msg *m = p->held;
         shard_run_batch_items(sh, m, 0);
@@ -180,6 +276,11 @@ static void grant(shard *sh, tx_part *p) {
     if (p->whole) {
         sh->locked_coord = p->coord;
         sh->locked_n++;
+        if (p->coord != sh->id && lease_idle(sh, p->coord)) {
+            p->lease_ok = 1;
+            sh->lease_offered |= 1ull << p->coord;
+            sh->recall_sent = 0;
+        }
     }
     if (p->armed || p->solo) shard_run_batch_items(sh, &p->m, 0);
     if (p->solo) dequeue(sh, p); /* its transaction's lock point: no EXEC or RELEASE comes */
@@ -371,6 +472,7 @@ void tx_hold_local(shard *sh, session *s, const command *cmd, int argc, const ch
 /* ---- the coordinator ---- */
 
 static void schedule(tx *t);
+static void release_leased(tx *t);
 
 /* Phases send to every part, and a part on this shard may answer at once;
  * one extra count held while sending keeps the phase from ending early. */
@@ -399,6 +501,29 @@ static void unlink_split(conn *o, tx *t) {
     o->tx_stalled = 0; /* its next command looks again */
 }
 
+/* A chained transaction's state: granted before its turn, it cancels
+ * (PARK_CANCELLING), then waits unscheduled (PARK_IDLE) until it is the
+ * connection's head. */
+enum { PARK_NONE, PARK_CANCELLING, PARK_IDLE };
+
+/* The connection's next chained transaction is its head now: it runs
+ * when granted, and is scheduled again if it waits parked. */
+static void chain_next(conn *o, tx *t) {
+    tx *next = t->chain_next;
+    o->waiting = next;
+    if (!next) {
+        o->wait_tail = NULL;
+        o->chain_n = 0;
+        return;
+    }
+    if (o->chain_n) o->chain_n--;
+    if (next->park == PARK_IDLE) {
+        next->park = PARK_NONE;
+        next->retries++;
+        schedule(next);
+    }
+}
+
 /* The transaction's reply is written: the connection goes on. */
 static void tx_done(tx *t) {
     shard *sh = t->coord;
@@ -406,7 +531,7 @@ static void tx_done(tx *t) {
     if (!t->whole && !t->parts_count) cmdstats_call(sh, t->cmd, clock_ns() - t->start_ns, 0); /* split or hops: one call */
     if (o) {
         if (!t->blocked) t->slot->ready = 1;
-        if (o->waiting == t) o->waiting = NULL;
+        if (o->waiting == t) chain_next(o, t);
         else unlink_split(o, t);
         o->inflight--;
         if (!o->closed) {
@@ -426,13 +551,21 @@ static void tx_done(tx *t) {
 }
 
 static void release_all(tx *t) {
+    shard *sh = t->coord;
     for (int i = 0; i < t->n; i++) {
         tx_part *p = t->parts[i];
         if (p->deferred) continue; /* never queued: tx_done frees it */
         t->parts[i] = NULL;
-        if (p->solo) part_free(t->coord, p); /* already out of its shard's queue */
-        else to_part(t, p, SM_RELEASE);
+        if (p->whole && !p->leased) sh->whole_out[p->shard]--;
+        if (p->leased) shard_publish_counts(shards[p->shard]); /* it stays locked: its loop does not */
+        if (p->solo || p->leased) part_free(sh, p); /* already out of its shard's queue / never in it */
+        else if (p->whole && p->lease_ok && p->granted && p->shard != sh->id && !sh->lease[p->shard] &&
+                 !sh->lease_refused[p->shard]) {
+            lease_keep(sh, p);
+            shard_publish_counts(shards[p->shard]);
+        } else to_part(t, p, SM_RELEASE);
     }
+    release_leased(t); /* a run on leases ended: those recalled meanwhile go */
 }
 
 /* Returns 1 when the handler asked to run again holding every shard. */
@@ -481,6 +614,17 @@ static int run_whole_here(tx *t, tx_part *own) {
     return again;
 }
 
+/* A run on leases that did not happen (its turn had not come): the
+ * leases are free again (the parts standing for them go in tx_done). */
+static void release_leased(tx *t) {
+    shard *sh = t->coord;
+    if (!sh->lease_busy) return;
+    sh->lease_busy = 0;
+    for (int b = 0; b < nshards; b++)
+        if ((sh->lease_drop_after >> b & 1) && sh->lease[b]) lease_drop(sh, b);
+    sh->lease_drop_after = 0;
+}
+
 /* A transaction of hops: its step reads the replies so far and either
  * gives parts more to run (each in one STEP) or writes the reply. */
 static void next_hop(tx *t) {
@@ -502,11 +646,16 @@ static void phase_step(tx *t) {
         /* every other part is granted and holds its keys: the own part runs
          * now, in that instant, if nothing here holds its keys (as if it
          * took and dropped its locks at once), else all is tried again */
-        if (!t->fails && own && conflicts_now(t->coord, own)) t->fails++;
-        if (t->fails) {
+        if (!t->fails && own && own_conflicts(t->coord, own)) t->fails++;
+        if (!t->fails && t->whole && t->owner && t->owner->waiting != t) { /* not its turn in a chain */
+            t->park = PARK_CANCELLING;
+            t->coord->stat_tx_parked++;
+        }
+        if (t->fails || t->park) {
             phase_start(t, TXP_CANCEL);
             for (int i = 0; i < t->n; i++)
-                if (!t->parts[i]->failed && !t->parts[i]->deferred) phase_send(t, t->parts[i], SM_CANCEL);
+                if (!t->parts[i]->failed && !t->parts[i]->deferred && !t->parts[i]->leased)
+                    phase_send(t, t->parts[i], SM_CANCEL);
             phase_end(t);
         } else if (t->whole) {
             if (run_whole_here(t, own) && t->n < nshards) { /* again, over every shard */
@@ -547,6 +696,12 @@ static void phase_step(tx *t) {
         }
         break;
     case TXP_CANCEL:
+        release_leased(t);
+        if (t->park && t->owner->waiting != t) {
+            t->park = PARK_IDLE; /* chain_next schedules it */
+            break;
+        }
+        t->park = PARK_NONE;
         t->retries++;
         schedule(t);
         break;
@@ -561,9 +716,10 @@ static void phase_step(tx *t) {
 }
 
 static void coord_on(shard *sh, tx_part *p) {
-    (void)sh;
     tx *t = p->t;
+    if (p->whole && (p->m.type == SM_CANCELLED || (p->m.type == SM_GRANTED && p->failed))) sh->whole_out[p->shard]--;
     if (p->m.type == SM_GRANTED && p->failed) t->fails++;
+    if (p->lease_ok) sh->lease_refused[p->shard] = 0; /* offered after its recall */
     phase_end(t);
 }
 
@@ -588,27 +744,46 @@ static void coord_on(shard *sh, tx_part *p) {
  * from the start, it stopped at its first such command of the turn, so
  * the other shards saw one whole-shard transaction of it at a time. */
 static void schedule(tx *t) {
+    shard *sh = t->coord;
     t->txid = __atomic_fetch_add(&tx_seq, 1, __ATOMIC_RELAXED);
+    if (t->retries) sh->stat_tx_retries++;
     t->fails = 0;
     phase_start(t, TXP_SCHED);
     int pair = !t->whole && !t->step && t->n == 2;
+    int leased = t->whole && !t->retries && sh->nleases;
     tx_part *own = NULL;
     for (int i = 0; i < t->n; i++) {
         tx_part *p = t->parts[i];
         p->txid = t->txid;
         p->whole = (uint8_t)t->whole;
         p->armed = (uint8_t)t->armed;
-        p->granted = p->failed = 0;
-        p->deferred = !pair && !t->step && !t->retries && t->n > 1 && p->shard == t->coord->id;
+        p->granted = p->failed = p->leased = p->lease_ok = 0;
+        p->deferred = !pair && !t->step && !t->retries && t->n > 1 && p->shard == sh->id;
         p->solo = !t->whole && !t->step && t->armed && t->n == 1;
         p->m.done_items = 0;
         p->m.replies.len = 0;
-        if (pair && p->shard == t->coord->id) own = p;
+        if (pair && p->shard == sh->id) own = p;
+        if (p->shard == sh->id ? !p->deferred : !sh->lease[p->shard]) leased = 0;
     }
+    /* every other shard leased, and nothing here holds what the own part
+     * needs: it runs now, and never waits holding a lease */
+    if (leased && (!deferred_part(t) || !own_conflicts(sh, deferred_part(t)))) {
+        for (int i = 0; i < t->n; i++)
+            if (t->parts[i]->shard != sh->id) {
+                t->parts[i]->leased = t->parts[i]->granted = 1;
+                sh->lease_busy |= 1ull << t->parts[i]->shard;
+            }
+        sh->stat_tx_leased++;
+        phase_end(t);
+        return;
+    }
+    if (!t->whole && sh->nleases) /* (its parts would wait behind them) */
+        for (int i = 0; i < t->n; i++) tx_lease_yield(sh, t->parts[i]->shard);
     if (own) phase_send(t, own, SM_SCHED);
     for (int i = 0; i < t->n; i++) {
         tx_part *p = t->parts[i];
         if (p == own || p->deferred) continue;
+        if (p->whole) sh->whole_out[p->shard]++;
         p->solo |= own && own->granted;
         phase_send(t, p, SM_SCHED);
     }
@@ -625,8 +800,10 @@ static tx *tx_alloc(shard *sh, const command *cmd) {
     return t;
 }
 
-/* wait: the connection waits for t (else t joins its split ones). */
-static void attach(tx *t, session *s, int discard, int wait) {
+/* wait: the connection waits for t (else t joins its split ones); one
+ * that waits already for a chain (tx_begin_chained) waits for t after it.
+ * chain: t takes successors. */
+static void attach(tx *t, session *s, int discard, int wait, int chain) {
     conn *c = s->conn;
     t->owner = c;
     t->sess = s;
@@ -636,7 +813,10 @@ static void attach(tx *t, session *s, int discard, int wait) {
     t->slot->discard = discard;
     c->inflight++;
     if (wait) {
-        c->waiting = t;
+        if (c->waiting) c->wait_tail->chain_next = t;
+        else c->waiting = t;
+        c->wait_tail = t;
+        c->chain_n = chain && (c->waiting == t || c->chain_n) ? c->chain_n + 1 : 0;
         return;
     }
     tx **pp = &c->txs;
@@ -713,13 +893,13 @@ const char *tx_part_reply(const tx *t, int i, int k, size_t *len) {
 
 tx *tx_create(session *s, const command *cmd, int discard) {
     tx *t = tx_alloc(s->sh, cmd);
-    attach(t, s, discard, 0);
+    attach(t, s, discard, 0, 0);
     return t;
 }
 
 tx *tx_create_waited(session *s, const command *cmd, int discard) {
     tx *t = tx_alloc(s->sh, cmd);
-    attach(t, s, discard, 1);
+    attach(t, s, discard, 1, 0);
     return t;
 }
 
@@ -761,12 +941,22 @@ static void run_whole_tx(tx *t, const int *ids, int n) {
     schedule(t);
 }
 
-void tx_begin(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, const int *ids,
-              int n, int discard) {
+static void begin(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, const int *ids,
+                  int n, int discard, int chain) {
     tx *t = tx_alloc(s->sh, cmd);
     tx_keep_args(t, argc, argv, argl);
-    attach(t, s, discard, 1);
+    attach(t, s, discard, 1, chain);
     run_whole_tx(t, ids, n);
+}
+
+void tx_begin(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, const int *ids,
+              int n, int discard) {
+    begin(s, cmd, argc, argv, argl, ids, n, discard, 0);
+}
+
+void tx_begin_chained(session *s, const command *cmd, int argc, const char **argv, const size_t *argl,
+                      const int *ids, int n, int discard) {
+    begin(s, cmd, argc, argv, argl, ids, n, discard, 1);
 }
 
 void tx_begin_internal(shard *sh, const command *cmd, int argc, const char **argv, const size_t *argl) {
@@ -780,6 +970,10 @@ void tx_begin_internal(shard *sh, const command *cmd, int argc, const char **arg
 void tx_on_message(shard *sh, msg *m) {
     tx_part *p = (tx_part *)m;
     switch (m->type) {
+    case SM_RECALL:
+        lease_recalled(sh, m->from);
+        msg_free(m);
+        break;
     case SM_GRANTED:
     case SM_EXEC_DONE:
     case SM_CANCELLED:

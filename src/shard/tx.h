@@ -70,6 +70,8 @@ typedef struct tx_part {
     uint8_t granted, failed, queued;
     uint8_t deferred;   /* the coordinator's own part, run at the others' grant without locks */
     uint8_t solo;       /* the last lock its transaction takes: it runs and lets its locks go at the grant */
+    uint8_t lease_ok;   /* granted whole by an idle shard: the coordinator may keep it (a lease) */
+    uint8_t leased;     /* stands for its shard's lease: never sent */
     tx_key *keys;
     uint32_t nkeys, capkeys;
 } tx_part;
@@ -117,12 +119,24 @@ typedef struct tx {
     int64_t start_ns;     /* when it began (commandstats) */
     int parts_count;      /* its parts count the call (a script run on its keys' shard) */
     int rerun_whole;      /* set by merge: run the command again holding every shard (tx_keep_args first) */
+    struct tx *chain_next; /* the connection's next whole-shard transaction, sent before this one ended */
+    int park;              /* PARK_*: a chained transaction granted before its turn (tx_begin_chained) */
 } tx;
 
 /* Starts a whole-shard transaction for a command of s over shards
  * ids[0..n): the coordinator runs the command once it holds them all. */
 void tx_begin(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, const int *ids,
               int n, int discard);
+/* The same, where the connection may go on sending its next whole-shard
+ * transactions before this one ends (a pipeline of scripts over keys of
+ * several shards): they chain (owner->waiting, chain_next), so a turn's
+ * grants bring a pipeline's worth of them, not one per connection. They
+ * run in the connection's order: one granted before its predecessor ran
+ * lets its locks go (cancels) and is scheduled again once that one ended,
+ * as holding them could wait in a cycle with the predecessor's queue. The
+ * connection reads only such commands meanwhile (cmd/ decides which). */
+void tx_begin_chained(session *s, const command *cmd, int argc, const char **argv, const size_t *argl,
+                      const int *ids, int n, int discard);
 /* The server's own whole-shard transaction over every shard (a save rule
  * firing): no connection, the reply is dropped. */
 void tx_begin_internal(shard *sh, const command *cmd, int argc, const char **argv, const size_t *argl);
@@ -176,6 +190,20 @@ void tx_hold_local(shard *sh, session *s, const command *cmd, int argc, const ch
 void tx_refuse_held(shard *sh, const char *err);
 /* Frees the parts kept for reuse (the cron, when the shard gives its free pages back). */
 void tx_pool_trim(shard *sh);
+/* Leases, once a loop turn: the holder lets go those kept too long, the
+ * granter recalls its own when it has work. */
+void tx_lease_turn(shard *sh);
+/* Whether the shard's blocked clients' timeouts wait for its unlock (a
+ * lease's holder may keep it until recalled: then they do not). */
+int tx_lock_holds_timeouts(const shard *sh);
+/* Whether the shard holds shard b's lease or has whole-shard transactions
+ * there: its transactions over b alone then go whole-shard too (on the
+ * lease they run at once; beside the others they are granted with them,
+ * where a part of another kind would wait behind them). */
+int tx_leases(const shard *sh, int b);
+/* Gives shard b's lease back before sending b what would wait behind it
+ * (a command, a part that is not whole-shard). */
+void tx_lease_yield(shard *sh, int b);
 /* Grants what the last releases made runnable (called by the loop). */
 void tx_settle(shard *sh);
 #endif
