@@ -173,11 +173,11 @@ uint64_t shard_rand(shard *s);
 void shard_wake(shard *to);
 /* Messaging, from the calling shard `from` to shard `to`. */
 void shard_send(shard *from, int to, struct msg *m);
-/* Sends every outbox and rings doorbells. */
 /* Publishes s's key counts (eviction shares, SCAN's routing): its loop
  * does at each turn while unlocked; a lease's holder does for the shard it
  * keeps locked, after running on it (shard/tx.c). */
 void shard_publish_counts(shard *s);
+/* Sends every outbox and rings doorbells. */
 void shard_flush(shard *s);
 /* Runs batch m's items from m->done_items on; with check, stops before the
  * first whose keys are locked (tx_must_wait) and returns 0, else 1. */

@@ -472,7 +472,7 @@ void tx_hold_local(shard *sh, session *s, const command *cmd, int argc, const ch
 /* ---- the coordinator ---- */
 
 static void schedule(tx *t);
-static void release_leased(tx *t);
+static void leased_run_end(shard *sh);
 
 /* Phases send to every part, and a part on this shard may answer at once;
  * one extra count held while sending keeps the phase from ending early. */
@@ -557,15 +557,14 @@ static void release_all(tx *t) {
         if (p->deferred) continue; /* never queued: tx_done frees it */
         t->parts[i] = NULL;
         if (p->whole && !p->leased) sh->whole_out[p->shard]--;
-        if (p->leased) shard_publish_counts(shards[p->shard]); /* it stays locked: its loop does not */
-        if (p->solo || p->leased) part_free(sh, p); /* already out of its shard's queue / never in it */
-        else if (p->whole && p->lease_ok && p->granted && p->shard != sh->id && !sh->lease[p->shard] &&
-                 !sh->lease_refused[p->shard]) {
-            lease_keep(sh, p);
-            shard_publish_counts(shards[p->shard]);
-        } else to_part(t, p, SM_RELEASE);
+        int keep = !p->leased && p->whole && p->lease_ok && p->granted && p->shard != sh->id &&
+                   !sh->lease[p->shard] && !sh->lease_refused[p->shard];
+        if (p->leased || keep) shard_publish_counts(shards[p->shard]); /* it stays locked: its loop does not */
+        if (keep) lease_keep(sh, p);
+        else if (p->solo || p->leased) part_free(sh, p); /* already out of its shard's queue / never in it */
+        else to_part(t, p, SM_RELEASE);
     }
-    release_leased(t); /* a run on leases ended: those recalled meanwhile go */
+    leased_run_end(sh);
 }
 
 /* Returns 1 when the handler asked to run again holding every shard. */
@@ -614,10 +613,10 @@ static int run_whole_here(tx *t, tx_part *own) {
     return again;
 }
 
-/* A run on leases that did not happen (its turn had not come): the
- * leases are free again (the parts standing for them go in tx_done). */
-static void release_leased(tx *t) {
-    shard *sh = t->coord;
+/* A run on leases ended, or did not happen (its turn in a chain had not
+ * come): the leases are no longer in use, and those recalled meanwhile go
+ * back (the parts standing for them are freed with their transaction). */
+static void leased_run_end(shard *sh) {
     if (!sh->lease_busy) return;
     sh->lease_busy = 0;
     for (int b = 0; b < nshards; b++)
@@ -696,7 +695,7 @@ static void phase_step(tx *t) {
         }
         break;
     case TXP_CANCEL:
-        release_leased(t);
+        leased_run_end(t->coord);
         if (t->park && t->owner->waiting != t) {
             t->park = PARK_IDLE; /* chain_next schedules it */
             break;

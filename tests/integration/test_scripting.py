@@ -465,6 +465,41 @@ def test_pipeline_order_kept_when_a_script_starts_again(r):
         assert out[4 * i:4 * i + 4] == [1, True, b"after", b"a"], i
 
 
+def test_pipelined_scripts_over_shards_keep_their_order(r):
+    """A pipeline of scripts whose keys are on two shards (consecutive ones
+    over different pairs at --threads 4): each appends its number to both
+    of its lists, so every list shows the order they ran in. Every tenth
+    also reaches an undeclared key on a third shard (it starts again holding
+    every shard), and plain commands sit between them; each sees exactly
+    what was sent before it."""
+    ks = keys_on_distinct_shards("chain", 4)
+    extra = keys_on_distinct_shards("chainx", 4)
+    r.delete(*ks, *extra)
+    body = ("redis.call('rpush', KEYS[1], ARGV[1]) redis.call('rpush', KEYS[2], ARGV[1]) "
+            "if ARGV[2] ~= '' then redis.call('incr', ARGV[2]) end return redis.call('llen', KEYS[1])")
+    lists = {k: [] for k in ks}
+    counts = {x: 0 for x in extra}
+    p = r.pipeline(transaction=False)
+    expect = []
+    for i in range(80):
+        a, b = ks[i % 4], ks[(3 * i + 1) % 4]
+        undeclared = extra[i % 4] if i % 10 == 9 else ""
+        p.eval(body, 2, a, b, i, undeclared)
+        lists[a].append(b"%d" % i)
+        lists[b].append(b"%d" % i)
+        if undeclared:
+            counts[undeclared] += 1
+        expect.append(len(lists[a]))
+        if i % 7 == 6:
+            p.lrange(b, 0, -1)
+            expect.append(list(lists[b]))
+            p.get(extra[i % 4])
+            expect.append(b"%d" % counts[extra[i % 4]] if counts[extra[i % 4]] else None)
+    assert p.execute() == expect
+    for k in ks:
+        assert r.lrange(k, 0, -1) == lists[k]
+
+
 def test_script_over_shards_is_atomic(server, r):
     """Writers move units between keys on four shards with a script that
     declares none of them; readers sum them in a script. The sum never
