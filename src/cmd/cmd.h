@@ -176,6 +176,7 @@ struct cmd_ctx {
     uint64_t client; /* without a session: the client's tracking word (shard/tracking.h) */
     int watch_bumped; /* set by exec_command: its keys' WATCH versions moved before the handler */
     int serve_later;  /* exec_command leaves the blocked clients it made ready to its caller */
+    int handed;       /* a command another shard's connection handed off (shard/tx.h, tx_run_handed) */
 };
 
 /* The database holding key in this context (the scratch one when set). */

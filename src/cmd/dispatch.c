@@ -226,10 +226,18 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
             send_batch(s, ids[0], cmd, argc, argv, argl, discard); /* blocking ones run at home (block.h) */
             return;
         }
-        if ((n > 1 || (n == 1 && ids[0] != s->sh->id && (cmd->flags & CMD_HOME))) && cmd->hops &&
-            cmd->hops(s, cmd, argc, argv, argl, discard))
-            return; /* (a script on its keys' shard, script.h) */
+        if ((n > 1 || (n == 1 && ids[0] != s->sh->id && (cmd->flags & CMD_HOME)) || tx_hand_off_to(s->sh) >= 0) &&
+            cmd->hops && cmd->hops(s, cmd, argc, argv, argl, discard))
+            return; /* (a script on its keys' shard, or handed off by a locked shard: script.h, tx.h) */
         if (n > 1) {
+            int again = 0;
+            if (!s->conn->waiting && tx_run_leased_here(s, cmd, argc, argv, argl, mask, out, &again)) {
+                if (again) { /* (a script's undeclared keys) */
+                    for (n = 0; n < nshards; n++) ids[n] = n;
+                    tx_begin(s, cmd, argc, argv, argl, ids, n, discard);
+                }
+                return;
+            }
             tx_begin_chained(s, cmd, argc, argv, argl, ids, n, discard); /* (chains_on says what may follow) */
             return;
         }
@@ -310,6 +318,17 @@ static int chains_on(session *s, const command *cmd, int argc, const char **argv
     if (cmd->flags & (CMD_SESSION | CMD_EXEC | CMD_BLOCKING | CMD_ALLSHARDS | CMD_ALLOWBUSY)) return 0;
     uint64_t mask = dispatch_route_mask(s, cmd, argc, argv, argl);
     return (mask & (mask - 1)) != 0;
+}
+
+int dispatch_may_hand_off(session *s, int argc, const char **argv, const size_t *argl) {
+    int to = tx_hand_off_to(s->sh);
+    if (to < 0 || !s->conn || s->multi || s->tracking || s->pubsub || !acl_sess_free_pass(s)) return 0;
+    if (__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) || cfg_get(maxmemory) > 0 || aof_active() ||
+        pause_type(s->sh->now_ms) != PAUSE_OFF || repl_is_replica())
+        return 0;
+    char err[256];
+    const command *cmd = dispatch_resolve(argc, argv, argl, err, sizeof err, NULL);
+    return cmd && cmd->hops == script_hops; /* (one on this shard's keys too: the holder holds them) */
 }
 
 int dispatch_command(session *s, int argc, const char **argv, const size_t *argl) {

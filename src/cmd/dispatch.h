@@ -13,6 +13,13 @@ enum { DISPATCH_DONE, DISPATCH_LATER };
  * transactions in flight (tx_conn_must_wait), and the connection gets
  * pending again when one ends. */
 int dispatch_command(session *s, int argc, const char **argv, const size_t *argl);
+/* Whether s's command may run while its shard is locked to another's
+ * lease, handed off to the holder (shard/tx.h): a script over keys of the
+ * holder's shard and others (cmd->hops says which commands hand off), from
+ * a connection with no state that its shard would have to see (MULTI,
+ * tracking, subscriptions, ACL limits), with no busy script, pause,
+ * maxmemory or replication in the way. Anything else waits for the unlock. */
+int dispatch_may_hand_off(session *s, int argc, const char **argv, const size_t *argl);
 /* Shards a command touches (bit i: shard i); 0: the connection's own. */
 uint64_t dispatch_route_mask(session *s, const command *cmd, int argc, const char **argv, const size_t *argl);
 /* A write command is about to run (or a blocked one to be served): the

@@ -402,15 +402,24 @@ static void remote_merge(tx *t, buf *out) {
 int script_hops(session *s, const command *cmd, int argc, const char **argv, const size_t *argl, int discard) {
     /* a run on another shard has no session: a user with limits runs at home, where its calls are checked */
     if (!acl_sess_free_pass(s)) return 0;
-    uint64_t mask = dispatch_route_mask(s, cmd, argc, argv, argl);
-    if (!mask || (mask & (mask - 1)) || mask == 1ull << s->sh->id) return 0;
-    if (tx_leases(s->sh, __builtin_ctzll(mask))) return 0; /* a whole-shard run here takes no message */
+    int self = s->sh->id, hand = tx_hand_off_to(s->sh);
+    uint64_t mask = dispatch_route_mask(s, cmd, argc, argv, argl), whole = 0;
+    if (!mask) mask = 1ull << self;
+    int to = __builtin_ctzll(mask);
+    if (hand >= 0 && ((mask & (mask - 1)) || to == self)) { /* this shard is locked: its holder runs it (tx.h) */
+        to = hand;
+        whole = mask | 1ull << hand;
+    } else if ((mask & (mask - 1)) || to == self || tx_leases(s->sh, to)) {
+        return 0; /* whole-shard here (on a lease it takes no message), or inline */
+    }
     tx *t = tx_create_waited(s, cmd, discard);
     t->parts_count = 1;
-    tx_part *p = tx_part_of(t, __builtin_ctzll(mask));
+    tx_part *p = tx_part_of(t, to);
     key_reg k = {.p = p, .dbid = s->db, .x = !(cmd->flags & CMD_READONLY)};
     cmd_each_key(cmd, argc, argv, argl, reg_key, &k);
-    tx_part_add(p, cmd, argc, argv, argl, s->db, s->resp);
+    batch_item *it = tx_part_add(p, cmd, argc, argv, argl, s->db, s->resp);
+    it->whole_mask = whole;
+    if (whole) s->sh->stat_tx_handed++;
     tx_run_split(t, 1, remote_merge);
     return 1;
 }

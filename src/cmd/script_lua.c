@@ -1022,7 +1022,7 @@ void slua_run(lua_State *L, script_run *r, int nargs) {
     }
     /* a remote run (script_hops: no session, no transaction) answers with nothing to start again */
     r->remote = !r->c->sess && !r->c->tx && !r->c->in_exec;
-    r->may_rerun = nshards > 1 && n < nshards && !r->c->in_exec && (r->c->sess ? r->c->sess->conn != NULL : r->remote);
+    r->may_rerun = nshards > 1 && n < nshards && !r->c->in_exec && (r->c->sess ? r->c->sess->conn != NULL : r->remote || r->c->handed);
     aof_tx_begin(r->c->sh); /* the commands it runs: one MULTI/EXEC block in the AOF */
     steps_left = slua_step_budget;
     r->start_ms = clock_ns() / 1000000;

@@ -18,6 +18,7 @@
 #include "shard/pubsub.h"
 #include "shard/tracking.h"
 #include "shard/shard.h"
+#include "shard/tx.h"
 #include <errno.h>
 #include <stdio.h>
 #include <sys/epoll.h>
@@ -301,7 +302,36 @@ void shard_add_pending(shard *sh, conn *c) {
     sh->pending_tail = c;
 }
 
+/* A shard locked to another's lease runs its pending connections once
+ * (each may hand its next commands off, tx.h); those that wait for the
+ * unlock stay pending, and are not looked at again until it comes. */
+static void run_pending_locked(shard *sh) {
+    if (tx_hand_off_to(sh) < 0) return;
+    conn *c = sh->pending_head;
+    sh->pending_head = sh->pending_tail = NULL;
+    while (c) {
+        conn *next = c->pend_next;
+        c->in_pending = 0;
+        if (c->closed) conn_release_if_done(c);
+        else if (c->handoff_stuck) shard_add_pending(sh, c);
+        else conn_process(c);
+        c = next;
+    }
+}
+
+int shard_pending_movable(const shard *sh) {
+    if (!sh->locked_n || (__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) >> sh->id & 1)) return sh->pending_head != NULL;
+    if (tx_hand_off_to(sh) < 0) return 0;
+    for (const conn *c = sh->pending_head; c; c = c->pend_next)
+        if (!c->handoff_stuck) return 1;
+    return 0;
+}
+
 void shard_run_pending(shard *sh) {
+    if (sh->locked_n && !(__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) >> sh->id & 1)) {
+        run_pending_locked(sh);
+        return;
+    }
     while (sh->pending_head && (!sh->locked_n || (__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) >> sh->id & 1))) {
         conn *c = sh->pending_head;
         sh->pending_head = c->pend_next;
@@ -323,9 +353,15 @@ void conn_process(conn *c) {
     }
     while (!c->closed && !conn_waits(c) && !c->tx_stalled && !c->held && !c->blocked && !c->postponed &&
            !(c->s.flags & SESS_CLOSE_AFTER_REPLY)) {
+        int handing = 0;
         if (sh->locked_n && !(__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) & (1ull << sh->id))) {
-            shard_add_pending(sh, c); /* (a busy shard answers, mostly BUSY) */
-            break;
+            if (c->rerun || c->handoff_stuck || tx_hand_off_to(sh) < 0) {
+                shard_add_pending(sh, c); /* (a busy shard answers, mostly BUSY) */
+                break;
+            }
+            handing = 1; /* only what may be handed off runs (tx.h) */
+        } else {
+            c->handoff_stuck = 0;
         }
         if (c->rerun) { /* a blocked command handed back by the serving shard */
             struct blocked *b = c->rerun;
@@ -365,6 +401,12 @@ void conn_process(conn *c) {
             master_count(c); /* answered by the link itself (REPLCONF GETACK) */
             resp_next(&c->rp);
             continue;
+        }
+        if (handing && (c->repl_master || !dispatch_may_hand_off(&c->s, argc, c->argv, c->argl))) {
+            resp_rewind(&c->rp); /* parsed again after the unlock */
+            c->handoff_stuck = 1;
+            shard_add_pending(sh, c);
+            break;
         }
         c->cur_argc = argc;
         int later = dispatch_command(&c->s, argc, c->argv, c->argl) == DISPATCH_LATER;

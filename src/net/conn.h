@@ -95,6 +95,7 @@ typedef struct conn {
     int postponed;             /* its next command waits for CLIENT PAUSE to end (shard/pause.h) */
     int unblock_req;           /* atomic: CLIENT UNBLOCK asked (shard/block.h) */
     int rerunning;             /* running a blocked command handed back (never postponed) */
+    int handoff_stuck;         /* its shard is locked, and its next command may not be handed off (tx.h): it waits for the unlock */
     size_t rbuf_keep;          /* reply buffer kept between replies (CLIENT LIST rbs) */
     size_t rbuf_peak;          /* most reply bytes held at once since the last reset (rbp) */
     int64_t rbuf_peak_reset;   /* when rbuf_peak was last reset (ms) */
@@ -213,4 +214,7 @@ void conn_describe(conn *c, buf *out, int64_t now);
 void conn_describe_args(conn *c, buf *out, int64_t now, int nargs, const size_t *argl);
 void shard_add_pending(struct shard *sh, conn *c);
 void shard_run_pending(struct shard *sh);
+/* Whether the loop has pending connections to run now (not those of a
+ * locked shard that wait for its unlock). */
+int shard_pending_movable(const struct shard *sh);
 #endif

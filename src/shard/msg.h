@@ -49,6 +49,8 @@ typedef struct batch_item {
     uint8_t slow;         /* it ran for slow_us, long enough for the slow log: the sender logs it */
     int64_t slow_us;
     uint64_t client;      /* the client's tracking word (shard/tracking.h) */
+    uint64_t whole_mask;  /* handed off: run holding these shards whole, on the receiver's leases (tx.h) */
+    uint8_t declined;     /* handed off, and the receiver did not hold them: not run yet (tx.c adopts it) */
     size_t args;          /* offset in args buf: argc x (u64 len, bytes) */
     size_t reply, reply_len; /* offset/length in replies buf */
 } batch_item;

@@ -258,10 +258,14 @@ int shard_run_batch_items(shard *s, msg *m, int check) {
                          .dbid = it->dbid, .resp = it->resp, .out = &m->replies, .in_exec = it->in_exec,
                          .no_stats = it->no_stats, .client = it->client};
             if (__builtin_expect(cfg_get(maxmemory_clients) != 0, 0)) count_replies(m);
-            exec_command(&c);
+            if (__builtin_expect(it->whole_mask != 0, 0)) { /* handed off (tx.h) */
+                it->declined = !tx_run_handed(s, m, it, argv, argl, &m->replies);
+            } else {
+                exec_command(&c);
+                it->slow = (uint8_t)c.slow;
+                it->slow_us = c.dur_ns / 1000;
+            }
             it->reply_len = m->replies.len - it->reply;
-            it->slow = (uint8_t)c.slow;
-            it->slow_us = c.dur_ns / 1000;
             if (it->in_exec) last_exec = c;
         }
         if (argv != sargv) {
@@ -744,12 +748,14 @@ static void *shard_main(void *arg) {
     while (!stopping) {
         int timeout = 0;
         int walking = s->snap && !s->locked_n; /* a background save wants turns */
-        if (!s->out_dirty && !s->write_head && !s->sched_dirty && !(s->pending_head && !s->locked_n) && !s->busy_deferred &&
+        if (!s->out_dirty && !s->write_head && !s->sched_dirty && !shard_pending_movable(s) && !s->busy_deferred &&
             !(walking && !snap_backlogged(s)) && !(s->ev_pending && !s->locked_n) && !s->repl_more) {
             int64_t now = mstime();
             int64_t left = s->next_cron - now;
             int64_t b = tx_lock_holds_timeouts(s) ? -1 : block_next_deadline(s); /* (timeouts wait for the unlock) */
             if (b >= 0 && b - now < left) left = b - now;
+            int64_t l = tx_lease_deadline(s); /* a lease kept too long goes back then (tx_lease_turn) */
+            if (l >= 0 && l - now < left) left = l - now;
             int64_t p = s->npaused ? pause_left(now) : -1; /* postponed clients run when the pause ends */
             if (p >= 0 && p < left) left = p;
             timeout = left < 0 ? 0 : (int)left;
@@ -792,8 +798,7 @@ static void *shard_main(void *arg) {
         }
         if (s->npaused && (pause_epoch() != s->pause_seen || pause_type(s->now_ms) == PAUSE_OFF))
             conn_resume_postponed(s);
-        if (!s->locked_n || (__atomic_load_n(&shards_busy, __ATOMIC_RELAXED) >> s->id & 1))
-            shard_run_pending(s); /* (a busy shard answers its clients, mostly BUSY) */
+        shard_run_pending(s); /* (a busy shard answers its clients, mostly BUSY; a locked one hands off, tx.h) */
         s->pending_ran = 1;
         tx_lease_turn(s);
         cevict_poll(s);

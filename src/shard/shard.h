@@ -89,6 +89,7 @@ typedef struct shard {
     uint64_t stat_remote_batches, stat_tx, stat_evicted;
     uint64_t stat_tx_retries, stat_tx_parked; /* transactions scheduled again; chained ones granted before their turn */
     uint64_t stat_tx_leased; /* transactions run on leases alone (tx.c) */
+    uint64_t stat_tx_handed, stat_tx_adopted; /* commands handed off to a lease's holder, and those it coordinated instead (tx.c) */
     struct cmdstats *cstats; /* per-command and error statistics (cmdstats.h) */
     slowlog slowlog;         /* this shard's connections' slow commands (slowlog.h) */
     uint64_t dirty;       /* write commands so far (atomic stores; others read it) */

@@ -207,6 +207,10 @@ static void dequeue(shard *sh, tx_part *p) {
 static tx lease_owner[MAX_SHARDS]; /* p->t of a kept part (a held batch's is NULL) */
 
 /* Nothing of its own, nor of others than coord, to do. */
+static void leased_run_end(shard *sh);
+static tx *tx_alloc(shard *sh, const command *cmd);
+static void run_whole_tx(tx *t, const int *ids, int n);
+
 static int lease_idle(const shard *sh, int coord) {
     return !sh->pending_head && sh->sq_waiting == sh->sq_waiting_by[coord] && !aof_active() &&
            sh->now_ms < sh->next_cron;
@@ -236,7 +240,8 @@ static void lease_recalled(shard *sh, int b) {
 }
 
 static int lease_wanted(shard *sh) {
-    if (sh->pending_head || sh->sq_waiting || sh->now_ms >= sh->next_cron || sh->snap || sh->ev_pending ||
+    /* (the holder's own parts waiting here are granted beside its lease) */
+    if (sh->pending_head || sh->sq_waiting != sh->sq_waiting_by[sh->locked_coord] || sh->now_ms >= sh->next_cron || sh->snap || sh->ev_pending ||
         __atomic_load_n(&sh->unblock_reqs, __ATOMIC_RELAXED))
         return 1;
     int64_t d = sh->block_head ? block_next_deadline(sh) : -1;
@@ -253,12 +258,133 @@ void tx_lease_turn(shard *sh) {
         if (sh->lease_offered >> c & 1) shard_send(sh, c, msg_new(SM_RECALL, sh->id));
 }
 
+int64_t tx_lease_deadline(const shard *sh) {
+    int64_t d = -1;
+    for (int b = 0; sh->nleases && b < nshards; b++)
+        if (sh->lease[b] && (d < 0 || sh->lease_ms[b] + LEASE_MS < d)) d = sh->lease_ms[b] + LEASE_MS;
+    return d;
+}
+
 int tx_lock_holds_timeouts(const shard *sh) { return sh->locked_n && !sh->lease_offered; }
 
 int tx_leases(const shard *sh, int b) { return sh->lease[b] || sh->whole_out[b]; }
 
 void tx_lease_yield(shard *sh, int b) {
     if (sh->lease[b] && !(sh->lease_busy >> b & 1)) lease_drop(sh, b);
+}
+
+/* ---- hand-off (tx.h) ----
+ *
+ * With a benchmark's connections on both shards, scripts over keys of the
+ * two had both shards coordinate: each took the other's whole shard in
+ * turn, a round trip per turn each way, and the lease went back at the
+ * other's next command (1.8-2.3x the CPU per call of one shard). Handed
+ * off, the locked shard's scripts run where the lease is, and the lease
+ * stays while they come: the locked shard only reads, parses and forwards
+ * meanwhile. A part of the holder's own shard that some other transaction
+ * was granted could hold a key the script reaches: then it declines too. */
+int tx_hand_off_to(const shard *sh) {
+    if (!sh->locked_n || sh->locked_coord == sh->id || sh->recall_sent) return -1;
+    return sh->lease_offered >> sh->locked_coord & 1 ? sh->locked_coord : -1;
+}
+
+/* Runs cmd now, holding every shard of mask whole: this one, and the
+ * others on its leases. 0 (nothing ran) when a lease is missing or in use,
+ * or when a part some other transaction was granted here (skip aside)
+ * could hold what the command reaches. */
+static int run_on_leases(shard *sh, cmd_ctx *proto, uint64_t mask, const msg *skip) {
+    uint64_t others = mask & ~(1ull << sh->id);
+    if (sh->lease_busy || !(mask >> sh->id & 1)) return 0;
+    for (int b = 0; b < nshards; b++)
+        if ((others >> b & 1) && !sh->lease[b]) return 0;
+    for (const tx_part *q = sh->sq_head; q; q = q->sq_next)
+        if (&q->m != skip && q->granted && !(q->whole && q->coord == sh->id)) return 0;
+    tx t = {.coord = sh, .cmd = proto->cmd, .whole = 1, .sess = proto->sess};
+    tx_part parts[MAX_SHARDS];
+    for (int b = 0; b < nshards; b++) {
+        if (!(mask >> b & 1)) continue;
+        tx_part *p = &parts[t.n];
+        memset(p, 0, sizeof *p);
+        p->t = &t;
+        p->coord = sh->id;
+        p->shard = b;
+        p->whole = p->granted = 1;
+        p->leased = b != sh->id;
+        t.ids[t.n] = b;
+        t.parts[t.n++] = p;
+    }
+    sh->stat_tx++;
+    sh->stat_tx_leased++;
+    sh->lease_busy = others;
+    sh->locked_coord = sh->id; /* this shard held for the run, as run_whole_here */
+    sh->locked_n++;
+    proto->tx = &t;
+    proto->serve_later = 1;
+    aof_tx_begin(sh);
+    exec_command(proto);
+    aof_tx_end(sh);
+    if (!proto->reroute) block_serve_ready(proto);
+    proto->tx = NULL;
+    sh->locked_n--;
+    for (int b = 0; b < nshards; b++)
+        if (others >> b & 1) shard_publish_counts(shards[b]); /* it stays locked */
+    leased_run_end(sh);
+    return 1;
+}
+
+int tx_run_handed(shard *sh, const msg *m, batch_item *it, const char **argv, const size_t *argl, buf *out) {
+    cmd_ctx c = {.sh = sh, .cmd = it->cmd, .argc = (int)it->argc, .argv = argv, .argl = argl, .dbid = (int)it->dbid,
+                 .resp = it->resp, .out = out, .client = it->client, .handed = 1};
+    if (!run_on_leases(sh, &c, it->whole_mask, m)) return 0;
+    it->slow = (uint8_t)c.slow;
+    it->slow_us = c.dur_ns / 1000;
+    return 1;
+}
+
+int tx_run_leased_here(session *s, const command *cmd, int argc, const char **argv, const size_t *argl,
+                       uint64_t mask, buf *out, int *reroute) {
+    shard *sh = s->sh;
+    if (!sh->nleases || (cmd->flags & (CMD_BLOCKING | CMD_EXEC))) return 0;
+    cmd_ctx c = {.sh = sh, .sess = s, .cmd = cmd, .argc = argc, .argv = argv, .argl = argl, .dbid = s->db,
+                 .resp = s->resp, .out = out};
+    if (!run_on_leases(sh, &c, mask, NULL)) return 0;
+    *reroute = c.reroute;
+    return 1;
+}
+
+/* A handed-off command this shard could not run on its leases at once
+ * (tx_run_handed): it coordinates it as a whole-shard transaction of its
+ * own, and the part goes back with the reply when that ends (tx_done).
+ * The part holds nothing meanwhile. */
+static void adopt(shard *sh, tx_part *p) {
+    batch_item *it = &p->m.items[0];
+    it->declined = 0;
+    tx *t = tx_alloc(sh, it->cmd);
+    const char *sargv[16];
+    size_t sargl[16];
+    const char **argv = it->argc > 16 ? zmalloc(sizeof(char *) * it->argc) : sargv;
+    size_t *argl = it->argc > 16 ? zmalloc(sizeof(size_t) * it->argc) : sargl;
+    msg_batch_args(&p->m, it, argv, argl);
+    tx_keep_args(t, (int)it->argc, argv, argl);
+    if (argv != sargv) {
+        zfree(argv);
+        zfree(argl);
+    }
+    t->dbid = (int)it->dbid;
+    t->resp = it->resp;
+    t->client = it->client;
+    t->adopted = p;
+    sh->stat_tx_adopted++;
+    int ids[MAX_SHARDS], n = 0;
+    for (int b = 0; b < nshards; b++)
+        if (it->whole_mask >> b & 1) ids[n++] = b;
+    run_whole_tx(t, ids, n);
+}
+
+/* A solo part ran: its answer goes back, or its handed-off item is adopted. */
+static void solo_answer(shard *sh, tx_part *p) {
+    if (p->m.nitems == 1 && p->m.items[0].declined) adopt(sh, p);
+    else to_coord(sh, p, SM_GRANTED);
 }
 
 static void grant(shard *sh, tx_part *p) {
@@ -283,7 +409,11 @@ static void grant(shard *sh, tx_part *p) {
         }
     }
     if (p->armed || p->solo) shard_run_batch_items(sh, &p->m, 0);
-    if (p->solo) dequeue(sh, p); /* its transaction's lock point: no EXEC or RELEASE comes */
+    if (p->solo) {
+        dequeue(sh, p); /* its transaction's lock point: no EXEC or RELEASE comes */
+        solo_answer(sh, p);
+        return;
+    }
     to_coord(sh, p, SM_GRANTED);
 }
 
@@ -311,7 +441,7 @@ static void arrive(shard *sh, tx_part *p) {
     if (!conflict && p->solo) { /* granted, run and let go in one instant: no queue, no intents */
         p->granted = 1;
         shard_run_batch_items(sh, &p->m, 0);
-        to_coord(sh, p, SM_GRANTED);
+        solo_answer(sh, p);
         return;
     }
     enqueue(sh, p);
@@ -472,7 +602,6 @@ void tx_hold_local(shard *sh, session *s, const command *cmd, int argc, const ch
 /* ---- the coordinator ---- */
 
 static void schedule(tx *t);
-static void leased_run_end(shard *sh);
 
 /* Phases send to every part, and a part on this shard may answer at once;
  * one extra count held while sending keeps the phase from ending early. */
@@ -539,6 +668,14 @@ static void tx_done(tx *t) {
             shard_add_pending(sh, o);
         }
     }
+    if (t->adopted) { /* the reply goes back in the handed-off part */
+        tx_part *p = t->adopted;
+        batch_item *it = &p->m.items[0];
+        it->reply = p->m.replies.len;
+        buf_add(&p->m.replies, t->result.p, t->result.len);
+        it->reply_len = t->result.len;
+        to_coord(sh, p, SM_GRANTED);
+    }
     for (int i = 0; i < t->n; i++)
         if (t->parts[i]) part_free(sh, t->parts[i]);
     buf_free(&t->result);
@@ -572,7 +709,7 @@ static int run_whole(tx *t) {
     shard *sh = t->coord;
     cmd_ctx c = {.sh = sh, .sess = t->sess, .tx = t, .cmd = t->cmd, .argc = t->argc,
                  .argv = t->argv, .argl = t->argl, .dbid = t->dbid, .resp = t->resp, .out = tx_out(t),
-                 .serve_later = 1};
+                 .serve_later = 1, .client = t->client, .handed = t->adopted != NULL};
     aof_tx_begin(sh); /* AOF: what this runs is one MULTI/EXEC block, written before the RELEASEs leave */
     exec_command(&c);
     aof_tx_end(sh);

@@ -121,6 +121,8 @@ typedef struct tx {
     int rerun_whole;      /* set by merge: run the command again holding every shard (tx_keep_args first) */
     struct tx *chain_next; /* the connection's next whole-shard transaction, sent before this one ended */
     int park;              /* PARK_*: a chained transaction granted before its turn (tx_begin_chained) */
+    uint64_t client;       /* without a session: the client's tracking word */
+    tx_part *adopted;      /* a handed-off command's part, answered with the reply at the end (tx.c) */
 } tx;
 
 /* Starts a whole-shard transaction for a command of s over shards
@@ -193,6 +195,8 @@ void tx_pool_trim(shard *sh);
 /* Leases, once a loop turn: the holder lets go those kept too long, the
  * granter recalls its own when it has work. */
 void tx_lease_turn(shard *sh);
+/* When the first lease this shard holds is due back (ms), or -1. */
+int64_t tx_lease_deadline(const shard *sh);
 /* Whether the shard's blocked clients' timeouts wait for its unlock (a
  * lease's holder may keep it until recalled: then they do not). */
 int tx_lock_holds_timeouts(const shard *sh);
@@ -204,6 +208,29 @@ int tx_leases(const shard *sh, int b);
 /* Gives shard b's lease back before sending b what would wait behind it
  * (a command, a part that is not whole-shard). */
 void tx_lease_yield(shard *sh, int b);
+/* Hand-off. A shard locked to another's lease cannot run its connections'
+ * commands. A command that would take the whole of the holder's shard and
+ * of this one (a script over keys of both) is handed to the holder
+ * instead, as a one-part transaction there whose item carries the shards
+ * (batch_item.whole_mask), and the holder runs it on its leases as one of
+ * its own. A holder that does not hold every lease it needs then (one
+ * that timed out, or a part granted on its own shard) coordinates the
+ * command as a whole-shard transaction of its own instead, and answers
+ * when it ends.
+ * tx_hand_off_to: the holder a locked shard hands off to, or -1 (not
+ * locked, or not to a lease, or the lease is being recalled).
+ * tx_run_handed: the receiver's side, for item it of batch m; returns 0
+ * (nothing ran, the item is then adopted) when it does not hold the
+ * shards whole. */
+int tx_hand_off_to(const shard *sh);
+int tx_run_handed(shard *sh, const msg *m, batch_item *it, const char **argv, const size_t *argl, buf *out);
+/* A command of s over the shards of mask (this one among them), when this
+ * shard holds the others' leases: it runs now, in s's reply buffer out,
+ * with no transaction to keep (1), or 0 when it cannot (a lease missing or
+ * in use, a part granted here, a blocking command or EXEC). *reroute: the
+ * handler asks to run again holding every shard. */
+int tx_run_leased_here(session *s, const command *cmd, int argc, const char **argv, const size_t *argl,
+                       uint64_t mask, buf *out, int *reroute);
 /* Grants what the last releases made runnable (called by the loop). */
 void tx_settle(shard *sh);
 #endif

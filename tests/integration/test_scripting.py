@@ -541,6 +541,64 @@ def test_script_over_shards_is_atomic(server, r):
     assert sum(int(x) for x in r.mget(ks)) == 400
 
 
+def test_scripts_from_many_connections_over_shard_pairs(server, r):
+    """Sixteen connections (spread over the shards) pipeline scripts that
+    move units between declared keys of two shards and log their own
+    sequence number in a list of their own; some scripts touch only one
+    shard's keys. Two more connections sum every key in a script meanwhile.
+    The sum never changes, and each log holds its connection's numbers in
+    the order sent (bounded: 16 x 150 scripts, 30 s)."""
+    ks = keys_on_distinct_shards("pair", 4)
+    for k in ks:
+        r.set(k, 1000)
+    logs = ["plog:%d" % i for i in range(16)]
+    r.delete(*logs)
+    move = ("redis.call('decrby', KEYS[1], 1) redis.call('incrby', KEYS[2], 1) "
+            "redis.call('rpush', KEYS[3], ARGV[1]) return redis.call('get', KEYS[2])")
+    total = "local s = 0 for _, k in ipairs(KEYS) do s = s + tonumber(redis.call('get', k)) end return s"
+    move_sha = r.script_load(move)
+    bad = []
+    stop = time.time() + 30
+    sent = {}
+
+    def writer(i):
+        c = server.new_client()
+        seq = 0
+        for rnd in range(15):
+            if time.time() > stop:
+                break
+            p = c.pipeline(transaction=False)
+            for j in range(10):
+                a, b = ks[(i + j) % 4], ks[(i + j + 1 + rnd % 2) % 4]
+                if j % 4 == 3:
+                    b = a  # one shard's keys only (with the log's)
+                p.evalsha(move_sha, 3, a, b, logs[i], seq)
+                seq += 1
+            for v in p.execute():
+                if int(v) <= 0:
+                    bad.append(("value", v))
+        sent[i] = seq
+
+    def reader():
+        c = server.new_client()
+        while time.time() < stop and len(sent) < 16:
+            s = c.eval(total, 4, *ks)
+            if s != 4000:
+                bad.append(("sum", s))
+
+    ts = [threading.Thread(target=writer, args=(i,)) for i in range(16)]
+    ts += [threading.Thread(target=reader) for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    assert not bad
+    assert sum(int(x) for x in r.mget(ks)) == 4000
+    assert len(sent) == 16
+    for i, n in sent.items():
+        assert r.lrange(logs[i], 0, -1) == [b"%d" % k for k in range(n)]
+
+
 def test_redis_py_lock(server, r):
     """redis-py's Lock (EVALSHA scripts) under concurrent clients guards a
     read-modify-write of a counter on another shard: no update is lost."""
