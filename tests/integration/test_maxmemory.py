@@ -145,33 +145,35 @@ def test_policy_keeps_memory_under_limit(spawn, policy):
 
 
 def test_allkeys_lru_keeps_recently_touched_keys(spawn, target):
-    """2000 keys, then (two seconds later on the LRU clock) every other one
-    read, then 1000 new keys under a limit that holds about 2000: the read
+    """4000 keys, then (two seconds later on the LRU clock) every other one
+    read, then 2000 new keys under a limit that holds about 4000: the read
     keys survive about as often as the new ones, the others rarely. Measured
-    (samples 5): Redis 7.0 read 0.85-0.91, unread 0.16-0.19; shoal
-    --threads 1 0.90, 0.19-0.21; --threads 4 0.77-0.88, 0.19-0.26."""
+    (samples 5, 2000 keys): Redis 7.0 read 0.85-0.91, unread 0.16-0.19;
+    shoal --threads 1 0.90, 0.19-0.21; --threads 4 0.68-0.88, 0.19-0.26
+    (with 4000, each shard evicts twice as often: the fraction read that
+    survives varies less from run to run)."""
     s = spawn("--maxmemory-policy", "allkeys-lru")
     c = s.new_client(decode_responses=True)
     p = c.pipeline(transaction=False)
-    for i in range(2000):
+    for i in range(4000):
         p.set("old:%d" % i, VAL)
     p.execute()
     time.sleep(2.2)  # the LRU clock counts seconds
     p = c.pipeline(transaction=False)
-    for i in range(0, 2000, 2):
+    for i in range(0, 4000, 2):
         p.get("old:%d" % i)
     p.execute()
     c.config_set("maxmemory", 0)  # the first INFO and CONFIG SET allocate their statistics
     c.config_set("maxmemory", used(c))
-    for i in range(1000):
+    for i in range(2000):
         c.set("new:%d" % i, VAL)
-    assert stat(c, "evicted_keys") >= 900
+    assert stat(c, "evicted_keys") >= 1800
     c.config_set("maxmemory", 0)  # no eviction while we look
     p = c.pipeline(transaction=False)
-    for i in range(2000):
+    for i in range(4000):
         p.exists("old:%d" % i)
     e = p.execute()
-    touched, untouched = sum(e[0::2]) / 1000, sum(e[1::2]) / 1000
+    touched, untouched = sum(e[0::2]) / 2000, sum(e[1::2]) / 2000
     assert touched >= 0.7, (target, touched, untouched)
     assert untouched <= 0.45, (target, touched, untouched)
 
