@@ -368,6 +368,10 @@ static uint64_t estimate(const int *histo) {
     }
     z += m * hll_sigma(histo[0] / m);
     double e = (double)llroundl(0.721347520444481703680 * m * m / z);
+    /* every register at its top value (a corrupt HLL): z is 0 and the
+     * rounding overflows to LLONG_MIN, which Redis's cast turns into 2^63
+     * (its PFCOUNT then shows LLONG_MIN); the cast itself is undefined */
+    if (!(e >= 0)) return 1ull << 63;
     return (uint64_t)e;
 }
 

@@ -275,6 +275,17 @@ def test_corruption_detected(r):
     assert err(r, "PFCOUNT", "h") == INVALID
 
 
+def test_dense_registers_all_at_their_top(r):
+    """A dense HLL written by hand with every register at 63 and its cache
+    marked stale: the estimate divides by zero, and Redis answers the
+    64-bit overflow it rounds to; one at 15 gives an ordinary figure."""
+    header = b"HYLL\x00" + b"\x00" * 10 + b"\x80"
+    r.set("h", header + b"\xff" * 12288)
+    assert r.pfcount("h") == -9223372036854775808
+    r.set("h", header + b"\xcf" * 12288)  # registers 15, 63, 60, 51 over and over
+    assert r.pfcount("h") == 1549082005
+
+
 def test_random_corruption_never_crashes(r):
     rnd = random.Random(5)
     outcomes = set()
