@@ -232,12 +232,14 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
         if (n > 1) {
             int again = 0;
             if (!s->conn->waiting && tx_run_leased_here(s, cmd, argc, argv, argl, mask, out, &again)) {
+                s->conn->handoffs = 0; /* (its shard holds the others: its place, net/conn.h) */
                 if (again) { /* (a script's undeclared keys) */
                     for (n = 0; n < nshards; n++) ids[n] = n;
                     tx_begin(s, cmd, argc, argv, argl, ids, n, discard);
                 }
                 return;
             }
+            s->conn->handoffs++; /* (as a hand-off would count: net/conn.h) */
             tx_begin_chained(s, cmd, argc, argv, argl, ids, n, discard); /* (chains_on says what may follow) */
             return;
         }
@@ -259,6 +261,7 @@ static void route(session *s, const command *cmd, int argc, const char **argv, c
             }
         }
     }
+    if (s->conn) s->conn->handoffs = 0; /* a command of its own shard's: it stays */
     run_local(s, cmd, argc, argv, argl, out, discard);
 }
 

@@ -204,12 +204,12 @@ static void sec_shards(buf *o, const info_src *src) {
         for (int d = 0; d < (int)cfg.databases_i; d++)
             keys += db_size(&s->dbs[d]);
         buf_printf(o, "shard%d:keys=%zu,commands=%llu,connections=%d,remote_batches=%llu,transactions=%llu,"
-                   "tx_retries=%llu,tx_parked=%llu,tx_leased=%llu,tx_handed=%llu,tx_adopted=%llu\r\n",
+                   "tx_retries=%llu,tx_parked=%llu,tx_leased=%llu,tx_handed=%llu,tx_adopted=%llu,conns_moved=%llu\r\n",
                    src->ids[i], keys, (unsigned long long)s->stat_commands, s->nconns,
                    (unsigned long long)s->stat_remote_batches, (unsigned long long)s->stat_tx,
                    (unsigned long long)s->stat_tx_retries, (unsigned long long)s->stat_tx_parked,
                    (unsigned long long)s->stat_tx_leased, (unsigned long long)s->stat_tx_handed,
-                   (unsigned long long)s->stat_tx_adopted);
+                   (unsigned long long)s->stat_tx_adopted, (unsigned long long)s->stat_conns_moved);
     }
 }
 

@@ -419,7 +419,10 @@ int script_hops(session *s, const command *cmd, int argc, const char **argv, con
     cmd_each_key(cmd, argc, argv, argl, reg_key, &k);
     batch_item *it = tx_part_add(p, cmd, argc, argv, argl, s->db, s->resp);
     it->whole_mask = whole;
-    if (whole) s->sh->stat_tx_handed++;
+    if (whole) {
+        s->sh->stat_tx_handed++;
+        s->conn->handoffs++; /* (net/conn.h: enough in a row move it to the holder) */
+    }
     tx_run_split(t, 1, remote_merge);
     return 1;
 }

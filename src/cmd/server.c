@@ -135,7 +135,7 @@ static void config_resetstat_cmd(cmd_ctx *c) {
         s->stat_evicted_clients = 0;
         s->stat_hits = s->stat_misses = s->stat_net_in = s->stat_net_out = 0;
         s->stat_remote_batches = s->stat_tx = s->stat_tx_retries = s->stat_tx_parked = s->stat_tx_leased = 0;
-        s->stat_tx_handed = s->stat_tx_adopted = 0;
+        s->stat_tx_handed = s->stat_tx_adopted = s->stat_conns_moved = 0;
         s->ops_sample_cmds = 0;
         memset(s->ops_samples, 0, sizeof s->ops_samples);
         s->ops_idx = 0;

@@ -217,7 +217,7 @@ conn *conn_create(shard *sh, int fd, int is_unix) {
 /* Memory of closed connections is released at the end of the loop turn
  * (conn_free_closed): epoll events of this turn may still name them. */
 void conn_release_if_done(conn *c) {
-    if (!c->closed || c->inflight > 0 || c->waiting || c->in_pending || c->in_write || c->in_grave) return;
+    if (!c->closed || c->inflight > 0 || c->waiting || c->in_pending || c->in_write || c->in_grave || c->move_to) return;
     c->in_grave = 1;
     c->all_next = c->sh->grave;
     c->sh->grave = c;
@@ -302,21 +302,91 @@ void shard_add_pending(shard *sh, conn *c) {
     sh->pending_tail = c;
 }
 
+static int conn_movable(const conn *c);
+
 /* A shard locked to another's lease runs its pending connections once
  * (each may hand its next commands off, tx.h); those that wait for the
  * unlock stay pending, and are not looked at again until it comes. */
 static void run_pending_locked(shard *sh) {
-    if (tx_hand_off_to(sh) < 0) return;
+    int to = tx_hand_off_to(sh);
+    if (to < 0) return;
+    /* toward the shard with more connections (the lower one on a tie):
+     * the holder changes now and then, and connections moving toward
+     * whichever holds the lease would cross each other for ever */
+    int here = __atomic_load_n(&sh->nconns, __ATOMIC_RELAXED), there = __atomic_load_n(&shards[to]->nconns, __ATOMIC_RELAXED);
+    int toward = there > here || (there == here && to < sh->id);
     conn *c = sh->pending_head;
     sh->pending_head = sh->pending_tail = NULL;
     while (c) {
         conn *next = c->pend_next;
         c->in_pending = 0;
-        if (c->closed) conn_release_if_done(c);
-        else if (c->handoff_stuck) shard_add_pending(sh, c);
-        else conn_process(c);
+        if (c->closed) {
+            conn_release_if_done(c);
+        } else if (c->handoff_stuck) {
+            shard_add_pending(sh, c);
+        } else if (c->handoffs >= CONN_MOVE_AFTER && toward && conn_movable(c)) { /* to the holder, once written */
+            c->move_to = to + 1;
+            c->move_next = sh->moving;
+            sh->moving = c;
+        } else {
+            conn_process(c);
+        }
         c = next;
     }
+}
+
+/* Nothing of it is tied to its shard but the lists and the epoll. */
+static int conn_movable(const conn *c) {
+    return !c->closed && !c->inflight && !c->waiting && !c->txs && !c->sq_head && !c->held && !c->blocked &&
+           !c->rerun && !c->postponed && !c->tx_stalled && !c->epout && !c->ssl && !c->repl && !c->repl_master &&
+           !c->s.multi && !c->s.watch && !c->s.pubsub && !c->s.tracking && !c->unblock_req &&
+           !__atomic_load_n(&c->s.killed, __ATOMIC_RELAXED) &&
+           !(c->s.flags & (SESS_CLOSE_AFTER_REPLY | SESS_CLOSE_ASAP | SESS_REPLICA)) && !cfg_get(maxmemory_clients);
+}
+
+void conn_moves_out(shard *sh) {
+    conn *c = sh->moving;
+    sh->moving = NULL;
+    while (c) {
+        conn *next = c->move_next;
+        int to = c->move_to - 1;
+        c->move_to = 0;
+        c->handoffs = 0;
+        if (!conn_movable(c) || c->in_write || c->in_pending || c->out.len != c->out_pos || to == sh->id) {
+            if (c->closed) conn_release_if_done(c);
+            else shard_add_pending(sh, c);
+            c = next;
+            continue;
+        }
+        epoll_ctl(sh->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+        pthread_mutex_lock(&sh->conns_lock);
+        if (c->all_prev) c->all_prev->all_next = c->all_next;
+        else sh->conns = c->all_next;
+        if (c->all_next) c->all_next->all_prev = c->all_prev;
+        sh->nconns--;
+        pthread_mutex_unlock(&sh->conns_lock);
+        c->all_next = c->all_prev = NULL;
+        sh->stat_conns_moved++;
+        msg *m = msg_new(SM_CONN_MOVE, sh->id);
+        m->moved = c;
+        shard_send(sh, to, m);
+        c = next;
+    }
+}
+
+void conn_move_in(shard *sh, conn *c) {
+    c->sh = sh;
+    c->s.sh = sh;
+    pthread_mutex_lock(&sh->conns_lock);
+    c->all_next = sh->conns;
+    if (sh->conns) sh->conns->all_prev = c;
+    sh->conns = c;
+    sh->nconns++;
+    pthread_mutex_unlock(&sh->conns_lock);
+    tracking_conn_moved(&c->s);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+    epoll_ctl(sh->epfd, EPOLL_CTL_ADD, c->fd, &ev);
+    shard_add_pending(sh, c); /* what it sent meanwhile */
 }
 
 int shard_pending_movable(const shard *sh) {

@@ -96,6 +96,9 @@ typedef struct conn {
     int unblock_req;           /* atomic: CLIENT UNBLOCK asked (shard/block.h) */
     int rerunning;             /* running a blocked command handed back (never postponed) */
     int handoff_stuck;         /* its shard is locked, and its next command may not be handed off (tx.h): it waits for the unlock */
+    int handoffs;              /* commands handed off in a row (tx.h): CONN_MOVE_AFTER of them move it */
+    int move_to;               /* in its shard's moving list: the shard it goes to, plus one */
+    struct conn *move_next;
     size_t rbuf_keep;          /* reply buffer kept between replies (CLIENT LIST rbs) */
     size_t rbuf_peak;          /* most reply bytes held at once since the last reset (rbp) */
     int64_t rbuf_peak_reset;   /* when rbuf_peak was last reset (ms) */
@@ -116,6 +119,23 @@ typedef struct conn {
     uint64_t repl_applied; /* offset of the last command run (Redis's reploff) */
     uint64_t repl_multi;   /* bytes of a MULTI block not counted yet (Redis counts it at EXEC) */
 } conn;
+
+/* Moving a connection. A shard locked to another's lease hands its
+ * connections' scripts to the holder (shard/tx.h): a message each way per
+ * script, and the locked shard sleeps and wakes for each. A connection
+ * that handed off CONN_MOVE_AFTER commands in a row, and holds no state
+ * tied to its shard (nothing in flight, no MULTI, WATCH, subscriptions,
+ * tracking, blocked command, TLS, replication link, client eviction), is
+ * moved to the holder once its replies are written: its socket leaves
+ * this shard's epoll and joins the holder's, and its commands run there,
+ * on the leases, as the holder's own. In the instant between the two
+ * lists, CLIENT LIST does not show it. */
+#define CONN_MOVE_AFTER 8
+/* The loop, after its writes: the connections marked to move go (or stay,
+ * pending, when they wrote only part of their replies or took state). */
+void conn_moves_out(struct shard *sh);
+/* The receiving side (SM_CONN_MOVE). */
+void conn_move_in(struct shard *sh, conn *c);
 
 /* How many whole-shard transactions one connection may have in flight,
  * chained (tx_begin_chained). */

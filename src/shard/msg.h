@@ -6,6 +6,7 @@
  *              and sends it back as BATCH_DONE.
  *   UNBLOCK    a blocked client of the receiver was served (shard/block.h).
  *   PUBLISH    Pub/Sub messages for the receiver's subscribers (shard/pubsub.h).
+ *   CONN_MOVE  a connection the receiver owns from now on (net/conn.h).
  *   SCHED .. CANCELLED  a transaction part moving between its coordinator
  *              and its shard (shard/tx.h): the message is the part's own. */
 #ifndef SHOAL_MSG_H
@@ -30,6 +31,7 @@ enum {
     SM_STEP_DONE,
     SM_RECALL, /* to a lease's holder: this shard wants it back (tx.c) */
     SM_PUBLISH, /* Pub/Sub messages for the receiver's subscribers (shard/pubsub.h) */
+    SM_CONN_MOVE, /* a connection that is the receiver's from now on (net/conn.h) */
 };
 
 struct conn;
@@ -67,6 +69,8 @@ typedef struct msg {
     size_t replies_counted; /* of replies.cap, what shard_replies_in_flight counts */
     /* SM_UNBLOCK */
     struct blocked *blk;
+    /* SM_CONN_MOVE */
+    struct conn *moved;
 } msg;
 
 msg *msg_new(int type, int from);

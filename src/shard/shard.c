@@ -348,6 +348,10 @@ static void handle(shard *s, msg *m) {
     case SM_BATCH_DONE: batch_done(s, m); break;
     case SM_UNBLOCK: block_on_message(s, m); break;
     case SM_PUBLISH: pubsub_on_message(s, m); break;
+    case SM_CONN_MOVE:
+        conn_move_in(s, m->moved);
+        msg_free(m);
+        break;
     default: tx_on_message(s, m); break;
     }
 }
@@ -813,6 +817,7 @@ static void *shard_main(void *arg) {
         if (__atomic_load_n(&s->nreplicas, __ATOMIC_RELAXED)) shard_replica_pump(s);
         else s->repl_more = 0;
         conn_write_all(s);
+        if (s->moving) conn_moves_out(s);
         cevict_poll(s);
         if (s->snap && !s->locked_n) snap_step(s); /* after the replies, which it would hold back a step */
         if (s->ev_pending && !s->locked_n) evict_step(s); /* maxmemory: an eviction that ran out of time */

@@ -70,6 +70,7 @@ typedef struct shard {
     struct conn *conns;                        /* every connection of this shard */
     pthread_mutex_t conns_lock; /* guards the conns list against readers on other threads */
     struct conn *grave;                        /* closed, freed at the end of the turn */
+    struct conn *moving;                       /* to move to another shard once written (net/conn.h) */
     int nconns;
     int nreplicas; /* its connections that are replicas (repl/master.c; atomic) */
     uint64_t pub_keys; /* keys in all its databases as its last loop turn left them (atomic; SCAN's routing) */
@@ -89,6 +90,7 @@ typedef struct shard {
     uint64_t stat_remote_batches, stat_tx, stat_evicted;
     uint64_t stat_tx_retries, stat_tx_parked; /* transactions scheduled again; chained ones granted before their turn */
     uint64_t stat_tx_leased; /* transactions run on leases alone (tx.c) */
+    uint64_t stat_conns_moved; /* connections moved to another shard (net/conn.h) */
     uint64_t stat_tx_handed, stat_tx_adopted; /* commands handed off to a lease's holder, and those it coordinated instead (tx.c) */
     struct cmdstats *cstats; /* per-command and error statistics (cmdstats.h) */
     slowlog slowlog;         /* this shard's connections' slow commands (slowlog.h) */

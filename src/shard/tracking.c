@@ -135,6 +135,14 @@ void tracking_conn_open(session *s) {
     pthread_rwlock_unlock(&G.lock);
 }
 
+void tracking_conn_moved(session *s) {
+    pthread_rwlock_wrlock(&G.lock);
+    if (G.nb)
+        for (gcli *e = G.b[s->id & (G.nb - 1)]; e; e = e->next)
+            if (e->id == s->id) e->home = s->sh->id;
+    pthread_rwlock_unlock(&G.lock);
+}
+
 void tracking_conn_close(session *s) {
     tracking_disable(s);
     zfree(s->tracking);

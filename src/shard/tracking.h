@@ -60,6 +60,8 @@ void tracking_flush_all(uint64_t w);
 /* Connections: registered by id for REDIRECT and delivery. */
 void tracking_conn_open(struct session *s);
 void tracking_conn_close(struct session *s);
+/* The connection of s moved to another shard (net/conn.h): its home now. */
+void tracking_conn_moved(struct session *s);
 /* The client with this id exists (any thread). */
 int tracking_client_exists(uint64_t id);
 
