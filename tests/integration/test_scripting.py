@@ -546,8 +546,10 @@ def test_scripts_from_many_connections_over_shard_pairs(server, r):
     move units between declared keys of two shards and log their own
     sequence number in a list of their own; some scripts touch only one
     shard's keys. Two more connections sum every key in a script meanwhile.
-    The sum never changes, and each log holds its connection's numbers in
-    the order sent (bounded: 16 x 150 scripts, 30 s)."""
+    The sum never changes, each log holds its connection's numbers in the
+    order sent, and each connection keeps its id, name and database
+    (shoal moves such connections to another shard: net/conn.h) (bounded:
+    16 x 150 scripts, 30 s)."""
     ks = keys_on_distinct_shards("pair", 4)
     for k in ks:
         r.set(k, 1000)
@@ -559,10 +561,13 @@ def test_scripts_from_many_connections_over_shard_pairs(server, r):
     move_sha = r.script_load(move)
     bad = []
     stop = time.time() + 30
-    sent = {}
+    sent, done_ids = {}, {}
+    seen = threading.Event()  # the writers' connections stay open until CLIENT LIST was read
 
     def writer(i):
         c = server.new_client()
+        c.client_setname("pw%d" % i)
+        cid = c.client_id()
         seq = 0
         for rnd in range(15):
             if time.time() > stop:
@@ -577,7 +582,16 @@ def test_scripts_from_many_connections_over_shard_pairs(server, r):
             for v in p.execute():
                 if int(v) <= 0:
                     bad.append(("value", v))
+        name = c.client_getname()
+        if c.client_id() != cid or (name.decode() if isinstance(name, bytes) else name) != "pw%d" % i:
+            bad.append(("identity", i))
+        c.execute_command("SELECT", 1)
+        c.set("pdb%d" % i, i)
+        if c.get("pdb%d" % i) != b"%d" % i or not c.execute_command("SELECT", 0) or c.exists("pdb%d" % i):
+            bad.append(("select", i))
         sent[i] = seq
+        done_ids[i] = cid
+        seen.wait(30)
 
     def reader():
         c = server.new_client()
@@ -590,8 +604,14 @@ def test_scripts_from_many_connections_over_shard_pairs(server, r):
     ts += [threading.Thread(target=reader) for _ in range(2)]
     for t in ts:
         t.start()
+    deadline = time.time() + 60
+    while len(done_ids) < 16 and time.time() < deadline:
+        time.sleep(0.05)
+    listed = {c["name"]: int(c["id"]) for c in r.client_list() if c["name"].startswith("pw")}
+    seen.set()
     for t in ts:
         t.join(60)
+    assert listed == {"pw%d" % i: cid for i, cid in done_ids.items()}
     assert not bad
     assert sum(int(x) for x in r.mget(ks)) == 4000
     assert len(sent) == 16
