@@ -386,16 +386,7 @@ static void remote_merge(tx *t, buf *out) {
         if (it->slow && t->sess) shard_slowlog_item(t->coord, m, it, t->sess); /* the slow log is the connection's shard's */
         return;
     }
-    const char *sargv[16];
-    size_t sargl[16];
-    const char **argv = it->argc > 16 ? zmalloc(sizeof(char *) * it->argc) : sargv;
-    size_t *argl = it->argc > 16 ? zmalloc(sizeof(size_t) * it->argc) : sargl;
-    msg_batch_args(m, it, argv, argl);
-    tx_keep_args(t, (int)it->argc, argv, argl);
-    if (argv != sargv) {
-        zfree(argv);
-        zfree(argl);
-    }
+    tx_keep_item_args(t, m, it);
     t->rerun_whole = 1;
 }
 

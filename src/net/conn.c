@@ -186,6 +186,27 @@ void conn_cron(conn *c, int64_t now) {
 }
 
 
+/* The shard's list of its connections (readers on other threads take
+ * conns_lock). */
+static void conns_link(shard *sh, conn *c) {
+    pthread_mutex_lock(&sh->conns_lock);
+    c->all_prev = NULL;
+    c->all_next = sh->conns;
+    if (sh->conns) sh->conns->all_prev = c;
+    sh->conns = c;
+    sh->nconns++;
+    pthread_mutex_unlock(&sh->conns_lock);
+}
+
+static void conns_unlink(shard *sh, conn *c) {
+    pthread_mutex_lock(&sh->conns_lock);
+    if (c->all_prev) c->all_prev->all_next = c->all_next;
+    else sh->conns = c->all_next;
+    if (c->all_next) c->all_next->all_prev = c->all_prev;
+    sh->nconns--;
+    pthread_mutex_unlock(&sh->conns_lock);
+}
+
 conn *conn_create(shard *sh, int fd, int is_unix) {
     conn *c = zcalloc(sizeof *c);
     c->fd = fd;
@@ -201,12 +222,7 @@ conn *conn_create(shard *sh, int fd, int is_unix) {
     c->last_io_ms = c->s.ctime_ms;
     strcpy(c->s.lastcmd, "NULL");
     resp_parser_init(&c->rp, cfg_get(proto_max_bulk_len));
-    pthread_mutex_lock(&sh->conns_lock);
-    c->all_next = sh->conns;
-    if (sh->conns) sh->conns->all_prev = c;
-    sh->conns = c;
-    sh->nconns++;
-    pthread_mutex_unlock(&sh->conns_lock);
+    conns_link(sh, c);
     __atomic_fetch_add(&conn_count_total, 1, __ATOMIC_RELAXED);
     tracking_conn_open(&c->s);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
@@ -260,12 +276,7 @@ void conn_close(conn *c) {
     if (c->ssl) tls_conn_close(c);
     close(c->fd);
     c->fd = -1;
-    pthread_mutex_lock(&sh->conns_lock);
-    if (c->all_prev) c->all_prev->all_next = c->all_next;
-    else sh->conns = c->all_next;
-    if (c->all_next) c->all_next->all_prev = c->all_prev;
-    sh->nconns--;
-    pthread_mutex_unlock(&sh->conns_lock);
+    conns_unlink(sh, c);
     cevict_conn_closed(c);
     __atomic_fetch_sub(&conn_count_total, 1, __ATOMIC_RELAXED);
     /* its unwritten replies go now, not at the end of the turn: a client
@@ -359,13 +370,7 @@ void conn_moves_out(shard *sh) {
             continue;
         }
         epoll_ctl(sh->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-        pthread_mutex_lock(&sh->conns_lock);
-        if (c->all_prev) c->all_prev->all_next = c->all_next;
-        else sh->conns = c->all_next;
-        if (c->all_next) c->all_next->all_prev = c->all_prev;
-        sh->nconns--;
-        pthread_mutex_unlock(&sh->conns_lock);
-        c->all_next = c->all_prev = NULL;
+        conns_unlink(sh, c);
         sh->stat_conns_moved++;
         msg *m = msg_new(SM_CONN_MOVE, sh->id);
         m->moved = c;
@@ -377,12 +382,7 @@ void conn_moves_out(shard *sh) {
 void conn_move_in(shard *sh, conn *c) {
     c->sh = sh;
     c->s.sh = sh;
-    pthread_mutex_lock(&sh->conns_lock);
-    c->all_next = sh->conns;
-    if (sh->conns) sh->conns->all_prev = c;
-    sh->conns = c;
-    sh->nconns++;
-    pthread_mutex_unlock(&sh->conns_lock);
+    conns_link(sh, c);
     tracking_conn_moved(&c->s);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
     epoll_ctl(sh->epfd, EPOLL_CTL_ADD, c->fd, &ev);

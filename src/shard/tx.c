@@ -206,11 +206,11 @@ static void dequeue(shard *sh, tx_part *p) {
 
 static tx lease_owner[MAX_SHARDS]; /* p->t of a kept part (a held batch's is NULL) */
 
-/* Nothing of its own, nor of others than coord, to do. */
 static void leased_run_end(shard *sh);
 static tx *tx_alloc(shard *sh, const command *cmd);
 static void run_whole_tx(tx *t, const int *ids, int n);
 
+/* Nothing of its own, nor of others than coord, to do. */
 static int lease_idle(const shard *sh, int coord) {
     return !sh->pending_head && sh->sq_waiting == sh->sq_waiting_by[coord] && !aof_active() &&
            sh->now_ms < sh->next_cron;
@@ -241,8 +241,8 @@ static void lease_recalled(shard *sh, int b) {
 
 static int lease_wanted(shard *sh) {
     /* (the holder's own parts waiting here are granted beside its lease) */
-    if (sh->pending_head || sh->sq_waiting != sh->sq_waiting_by[sh->locked_coord] || sh->now_ms >= sh->next_cron || sh->snap || sh->ev_pending ||
-        __atomic_load_n(&sh->unblock_reqs, __ATOMIC_RELAXED))
+    if (sh->pending_head || sh->sq_waiting != sh->sq_waiting_by[sh->locked_coord] || sh->now_ms >= sh->next_cron ||
+        sh->snap || sh->ev_pending || __atomic_load_n(&sh->unblock_reqs, __ATOMIC_RELAXED))
         return 1;
     int64_t d = sh->block_head ? block_next_deadline(sh) : -1;
     return d >= 0 && d <= sh->now_ms;
@@ -281,8 +281,9 @@ void tx_lease_yield(shard *sh, int b) {
  * other's next command (1.8-2.3x the CPU per call of one shard). Handed
  * off, the locked shard's scripts run where the lease is, and the lease
  * stays while they come: the locked shard only reads, parses and forwards
- * meanwhile. A part of the holder's own shard that some other transaction
- * was granted could hold a key the script reaches: then it declines too. */
+ * meanwhile. A holder without every lease the script needs, or with a
+ * part of some other transaction granted on its own shard (it could hold
+ * a key the script reaches), adopts the script instead (adopt). */
 int tx_hand_off_to(const shard *sh) {
     if (!sh->locked_n || sh->locked_coord == sh->id || sh->recall_sent) return -1;
     return sh->lease_offered >> sh->locked_coord & 1 ? sh->locked_coord : -1;
@@ -360,16 +361,7 @@ static void adopt(shard *sh, tx_part *p) {
     batch_item *it = &p->m.items[0];
     it->declined = 0;
     tx *t = tx_alloc(sh, it->cmd);
-    const char *sargv[16];
-    size_t sargl[16];
-    const char **argv = it->argc > 16 ? zmalloc(sizeof(char *) * it->argc) : sargv;
-    size_t *argl = it->argc > 16 ? zmalloc(sizeof(size_t) * it->argc) : sargl;
-    msg_batch_args(&p->m, it, argv, argl);
-    tx_keep_args(t, (int)it->argc, argv, argl);
-    if (argv != sargv) {
-        zfree(argv);
-        zfree(argl);
-    }
+    tx_keep_item_args(t, &p->m, it);
     t->dbid = (int)it->dbid;
     t->resp = it->resp;
     t->client = it->client;
@@ -1069,6 +1061,19 @@ void tx_keep_args(tx *t, int argc, const char **argv, const size_t *argl) {
     }
     for (int i = 0; i < argc; i++) t->argv[i] = t->args.p + offs[i];
     zfree(offs);
+}
+
+void tx_keep_item_args(tx *t, const msg *m, const batch_item *it) {
+    const char *sargv[16];
+    size_t sargl[16];
+    const char **argv = it->argc > 16 ? zmalloc(sizeof(char *) * it->argc) : sargv;
+    size_t *argl = it->argc > 16 ? zmalloc(sizeof(size_t) * it->argc) : sargl;
+    msg_batch_args(m, it, argv, argl);
+    tx_keep_args(t, (int)it->argc, argv, argl);
+    if (argv != sargv) {
+        zfree(argv);
+        zfree(argl);
+    }
 }
 
 static void run_whole_tx(tx *t, const int *ids, int n) {

@@ -166,6 +166,8 @@ void tx_run_split(tx *t, int armed, tx_merge_fn *merge);
 void tx_run_steps(tx *t, tx_step_fn *step);
 /* t keeps its own copy of the command (t->argc, t->argv, t->argl). */
 void tx_keep_args(tx *t, int argc, const char **argv, const size_t *argl);
+/* The same, from item it of batch m. */
+void tx_keep_item_args(tx *t, const msg *m, const batch_item *it);
 /* The reply of part i's k-th command (valid until the merge returns). */
 const char *tx_part_reply(const tx *t, int i, int k, size_t *len);
 
