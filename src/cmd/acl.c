@@ -319,7 +319,7 @@ static void close_conn(cmd_ctx *c, shard *sh, conn *x) {
         __atomic_fetch_or(&x->s.flags, SESS_CLOSE_AFTER_REPLY, __ATOMIC_RELAXED);
         return;
     }
-    __atomic_store_n(&x->s.killed, 1, __ATOMIC_RELAXED);
+    conn_mark_killed(x);
     __atomic_store_n(&sh->kill_reqs, 1, __ATOMIC_RELEASE);
     shard_wake(sh);
 }

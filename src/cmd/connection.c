@@ -372,8 +372,9 @@ static void client_kill(cmd_ctx *c) {
                 __atomic_fetch_or(&x->s.flags, SESS_CLOSE_AFTER_REPLY, __ATOMIC_RELAXED);
             } else {
                 /* The owning shard closes it (it may be another thread),
-                 * first thing in its next turn. */
-                __atomic_store_n(&x->s.killed, 1, __ATOMIC_RELAXED);
+                 * first thing in its next turn; to clients it is gone now
+                 * (one killed already is not counted again). */
+                if (!conn_mark_killed(x)) continue;
                 __atomic_store_n(&sh->kill_reqs, 1, __ATOMIC_RELEASE);
                 shard_wake(sh);
             }

@@ -29,7 +29,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-extern int conn_count_total;
 
 typedef struct info_src {
     int ids[MAX_SHARDS]; /* the shards this INFO sees (all of them under a tx) */
@@ -81,7 +80,7 @@ static void sec_clients(buf *o, const info_src *src) {
                "connected_clients:%d\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
                "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:%d\r\n"
                "tracking_clients:%lld\r\nclients_in_timeout_table:%d\r\n",
-               __atomic_load_n(&conn_count_total, __ATOMIC_RELAXED), (long long)cfg_get(maxclients), blocked, tk[3],
+               conn_count_live(), (long long)cfg_get(maxclients), blocked, tk[3],
                blocked);
 }
 

@@ -31,7 +31,21 @@
 
 static uint64_t next_id = 1;
 uint64_t session_next_id(void) { return __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED); }
-int conn_count_total = 0; /* atomic: every shard's connections */
+int conn_count_total = 0;     /* atomic: every shard's connections */
+static int killed_pending = 0; /* atomic: of those, marked killed and not closed yet */
+
+/* Connections as clients see them: a killed one is gone at once (as in
+ * Redis, which frees it in CLIENT KILL), though its shard closes it later. */
+int conn_count_live(void) {
+    return __atomic_load_n(&conn_count_total, __ATOMIC_RELAXED) - __atomic_load_n(&killed_pending, __ATOMIC_RELAXED);
+}
+
+int conn_mark_killed(conn *c) {
+    int free_ = 0;
+    if (!__atomic_compare_exchange_n(&c->s.killed, &free_, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return 0;
+    __atomic_fetch_add(&killed_pending, 1, __ATOMIC_RELAXED);
+    return 1;
+}
 const char *(*conn_session_hook)(session *s, int is_local);
 void (*conn_replica_closed_hook)(conn *c);
 const char *(*conn_user_name_hook)(const session *s);
@@ -278,6 +292,9 @@ void conn_close(conn *c) {
     c->fd = -1;
     conns_unlink(sh, c);
     cevict_conn_closed(c);
+    /* 2: closed, so no one marks it killed from now on */
+    if (__atomic_exchange_n(&c->s.killed, 2, __ATOMIC_ACQ_REL) == 1)
+        __atomic_fetch_sub(&killed_pending, 1, __ATOMIC_RELAXED);
     __atomic_fetch_sub(&conn_count_total, 1, __ATOMIC_RELAXED);
     /* its unwritten replies go now, not at the end of the turn: a client
      * evicted for its output must not leave that memory counted while the

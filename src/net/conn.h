@@ -35,7 +35,7 @@ typedef struct session {
     int db, resp;
     char *name;
     uint32_t flags;
-    int killed;        /* atomic: CLIENT KILL from any thread; the owner closes */
+    int killed;        /* atomic: 1 once marked (conn_mark_killed, any thread); the owner closes; 2 closed */
     struct conn *conn; /* NULL in the embedded engine */
     buf *out;          /* embedded engine: where replies go */
     struct shard *sh;
@@ -210,6 +210,12 @@ void conn_write_all(struct shard *sh);
 void conn_serve_busy(struct shard *sh, conn *skip);
 /* Closes now (the memory goes when nothing is in flight). */
 void conn_close(conn *c);
+/* Marks c killed, from any thread; its shard closes it at its next safe
+ * point (the caller sets the shard's kill_reqs and wakes it). Returns 0 if
+ * it was marked or closed already. */
+int conn_mark_killed(conn *c);
+/* connected_clients: connections not closed and not marked killed */
+int conn_count_live(void);
 /* Called by conn_close for a connection that is a replica (repl/). */
 extern void (*conn_replica_closed_hook)(conn *c);
 void conn_release_if_done(conn *c);

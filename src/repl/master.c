@@ -150,7 +150,7 @@ static void free_block(rblock *b) {
 
 /* Its connection closes at its shard's next safe point. */
 static void kill_peer(repl_peer *p) {
-    __atomic_store_n(&p->c->s.killed, 1, __ATOMIC_RELAXED);
+    conn_mark_killed(p->c);
     __atomic_store_n(&p->sh->kill_reqs, 1, __ATOMIC_RELEASE);
     shard_wake(p->sh);
 }

@@ -226,7 +226,7 @@ static void cut_link_locked(void) {
     link_conn = NULL;
     log_msg(LOG_WARNING, "Connection with master lost.");
     last_off = (int64_t)m->repl_applied;
-    __atomic_store_n(&m->s.killed, 1, __ATOMIC_RELAXED);
+    conn_mark_killed(m);
     __atomic_store_n(&m->sh->kill_reqs, 1, __ATOMIC_RELEASE);
     shard_wake(m->sh);
 }

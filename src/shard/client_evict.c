@@ -109,7 +109,7 @@ static void recount(shard *s, conn *c, int check) {
             unlink_conn(s, c);
             add_sum(s, -c->ce_mem);
             c->ce_mem = 0;
-            __atomic_store_n(&c->s.killed, 1, __ATOMIC_RELAXED);
+            conn_mark_killed(c);
             __atomic_store_n(&s->kill_reqs, 1, __ATOMIC_RELEASE); /* closed at the next safe point */
             return;
         }
@@ -237,7 +237,7 @@ static void mark(shard *sh, conn *x, int64_t m) {
     __atomic_store_n(&x->ce_evicted, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&x->ce_marked, m, __ATOMIC_RELAXED);
     __atomic_add_fetch(&sh->ce_dying, m, __ATOMIC_RELAXED);
-    __atomic_store_n(&x->s.killed, 1, __ATOMIC_RELAXED);
+    conn_mark_killed(x);
     __atomic_store_n(&sh->kill_reqs, 1, __ATOMIC_RELEASE);
 }
 

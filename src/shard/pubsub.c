@@ -336,7 +336,7 @@ static void check_limits(conn *c, ps_sess *p) {
     if (!over) return;
     log_msg(LOG_WARNING, "Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.",
             (unsigned long long)c->s.id, c->addr);
-    __atomic_store_n(&c->s.killed, 1, __ATOMIC_RELAXED);
+    conn_mark_killed(c);
     shard_add_pending(c->sh, c); /* conn_process closes it this turn */
 }
 

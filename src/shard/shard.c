@@ -64,7 +64,6 @@ static int listener_keepalive = -1;
 static char listener_laddr[MAX_LISTENERS][64];
 static int listener_owner[MAX_LISTENERS]; /* the one shard that accepts from it, or -1: every shard */
 static volatile int stopping;
-extern int conn_count_total;
 
 shard *shard_self(void) { return self; }
 
@@ -545,7 +544,7 @@ static void accept_on(shard *s, int li) {
         int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) return;
         s->stat_conns++;
-        if (__atomic_load_n(&conn_count_total, __ATOMIC_RELAXED) >= cfg_get(maxclients)) {
+        if (conn_count_live() >= cfg_get(maxclients)) {
             const char *e = "-ERR max number of clients reached\r\n";
             ssize_t w = listener_tls[li] ? 0 : write(fd, e, strlen(e)); /* TLS: no session to say it in, as Redis */
             (void)w;
@@ -771,6 +770,10 @@ static void *shard_main(void *arg) {
         if (s->now_ms != was) {
             s->readers_prev = s->now_ms == was + 1 ? s->readers_now : 0;
             s->readers_now = 0;
+            /* every turn, not only at the cron: keys touched on different
+             * shards in the same second get the same clock (INFO's
+             * lru_clock shows this one) */
+            s->lru_clock = (uint32_t)(s->now_ms / 1000) & LRU_CLOCK_MAX;
         }
         s->turn_events = n;
         s->pending_ran = 0;
