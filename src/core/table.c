@@ -128,6 +128,18 @@ void table_maybe_shrink(table *t) {
     if (n < size) start_resize(t, n);
 }
 
+void table_prefetch_bucket(const table *t, uint64_t h) {
+    for (int i = 0; i < 2 && t->b[i]; i++)
+        __builtin_prefetch(&t->b[i][h & t->mask[i]]);
+}
+
+void table_prefetch_entry(const table *t, uint64_t h) {
+    for (int i = 0; i < 2 && t->b[i]; i++) {
+        const entry *e = t->b[i][h & t->mask[i]];
+        if (e) __builtin_prefetch(e);
+    }
+}
+
 entry **table_link(table *t, const char *key, size_t klen) {
     if (table_size(t) == 0) return NULL;
     if (rehashing(t)) table_rehash_step(t, 1);

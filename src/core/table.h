@@ -25,6 +25,12 @@ size_t table_buckets(const table *t);
 /* The link (bucket slot or a predecessor's next field) that points at the
  * entry holding key, or NULL. Valid until the next call on this table. */
 entry **table_link(table *t, const char *key, size_t klen);
+/* Prefetch hints for a lookup soon of a key whose hash_bytes() is h: its
+ * bucket first, then, once that is in cache, the first entry of its chain.
+ * A batch of lookups that gives these hints a few lookups ahead waits for
+ * several cache misses at once instead of one after another. */
+void table_prefetch_bucket(const table *t, uint64_t h);
+void table_prefetch_entry(const table *t, uint64_t h);
 /* Adds e; its key must not be in the table. */
 void table_insert(table *t, entry *e);
 /* Removes the entry at link (from table_link) and returns it. */

@@ -15,6 +15,7 @@
 #include "shard/client_evict.h"
 #include "shard/cmdstats.h"
 #include "shard/pause.h"
+#include "shard/prefetch.h"
 #include "shard/pubsub.h"
 #include "shard/tracking.h"
 #include "shard/shard.h"
@@ -432,12 +433,41 @@ void shard_run_pending(shard *sh) {
     }
 }
 
+/* The pipeline's lookahead (shard/prefetch.h): hints for the commands up
+ * to PREFETCH_AHEAD past the one about to run (command `i` of this call),
+ * read from the buffer past what is parsed. */
+typedef struct conn_ahead {
+    prefetch_ring r;
+    size_t at;     /* where in qbuf the next command to look at starts */
+    int on;        /* 0 once it stopped */
+    uint32_t seen; /* commands looked at */
+} conn_ahead;
+
+static void conn_look_ahead(conn *c, conn_ahead *a, uint32_t i) {
+    while (a->on && a->seen < i + PREFETCH_AHEAD) {
+        const char *key;
+        size_t klen, used;
+        if (a->at >= c->qbuf.len || !resp_peek(c->qbuf.p + a->at, c->qbuf.len - a->at, &used, &key, &klen)) {
+            a->on = 0;
+            break;
+        }
+        a->at += used;
+        if (key) prefetch_key(&a->r, a->seen, c->sh, (uint32_t)c->s.db, key, klen);
+        else prefetch_none(&a->r, a->seen);
+        a->seen++;
+    }
+    if (a->seen > i + PREFETCH_AHEAD / 2) prefetch_entry(&a->r, i + PREFETCH_AHEAD / 2);
+}
+
 void conn_process(conn *c) {
     shard *sh = c->sh;
     if (__atomic_load_n(&c->s.killed, __ATOMIC_RELAXED)) {
         conn_close(c);
         return;
     }
+    /* the lookahead, for a pipeline (more than a command or two in) */
+    conn_ahead ahead = {.at = c->rp.start, .on = c->qbuf.len > c->rp.start + 256};
+    uint32_t ran = 0;
     while (!c->closed && !conn_waits(c) && !c->tx_stalled && !c->held && !c->blocked && !c->postponed &&
            !(c->s.flags & SESS_CLOSE_AFTER_REPLY)) {
         int handing = 0;
@@ -458,6 +488,8 @@ void conn_process(conn *c) {
             c->rerunning = 0;
             continue;
         }
+        if (ahead.on || ahead.seen > ran) conn_look_ahead(c, &ahead, ran);
+        ran++;
         c->rp.unauth = !c->s.authed && c->s.user;
         int r = resp_parse(&c->rp, &c->qbuf);
         if (r == RESP_MORE) break;

@@ -401,3 +401,41 @@ void resp_verbatim(buf *b, int proto, const char *s, size_t n) {
     buf_add(b, s, n);
     buf_add(b, "\r\n", 2);
 }
+
+/* A decimal line at *pp (before end): its value, *pp past its CRLF; -1
+ * when it is not all there or not digits. */
+static long long peek_number(const char **pp, const char *end) {
+    const char *p = *pp;
+    long long v = 0;
+    int digits = 0;
+    while (p < end && *p >= '0' && *p <= '9' && digits < 18) {
+        v = v * 10 + (*p++ - '0');
+        digits++;
+    }
+    if (!digits || end - p < 2 || p[0] != '\r' || p[1] != '\n') return -1;
+    *pp = p + 2;
+    return v;
+}
+
+int resp_peek(const char *start, size_t n, size_t *used, const char **arg1, size_t *arg1len) {
+    const char *p = start, *end = start + n;
+    if (p >= end || *p != '*') return 0;
+    p++;
+    long long argc = peek_number(&p, end);
+    if (argc < 1 || argc > RESP_PEEK_ARGS) return 0;
+    *arg1 = NULL;
+    *arg1len = 0;
+    for (long long i = 0; i < argc; i++) {
+        if (p >= end || *p != '$') return 0;
+        p++;
+        long long l = peek_number(&p, end);
+        if (l < 0 || end - p < l + 2) return 0;
+        if (i == 1) {
+            *arg1 = p;
+            *arg1len = (size_t)l;
+        }
+        p += l + 2;
+    }
+    *used = (size_t)(p - start);
+    return 1;
+}

@@ -57,6 +57,15 @@ void resp_rewind(resp_parser *p);
 /* After the caller dropped the first n bytes of the buffer. */
 void resp_shift(resp_parser *p, size_t n);
 
+/* A look at the command that starts at p (n bytes there), without a
+ * parser: 1 when it is all there in the multibulk form (at most
+ * RESP_PEEK_ARGS arguments), with *used its length and *arg1 its second
+ * argument (NULL when it has one); 0 otherwise. For hints only (a
+ * pipeline's next keys): it checks less than resp_parse, but never reads
+ * past p + n. */
+#define RESP_PEEK_ARGS 1024
+int resp_peek(const char *p, size_t n, size_t *used, const char **arg1, size_t *arg1len);
+
 /* Splits a line as redis-cli/inline commands do (quotes, \x escapes).
  * Returns the argument count, or -1 on unbalanced quotes. Arguments are
  * written into out (as len-prefixed runs) and described by off/len. */

@@ -23,6 +23,7 @@
 #include "shard/latency.h"
 #include "shard/lazyfree.h"
 #include "shard/msg.h"
+#include "shard/prefetch.h"
 #include "shard/pubsub.h"
 #include "shard/tracking.h"
 #include "shard/tx.h"
@@ -235,12 +236,39 @@ static inline void count_replies(msg *m) {
     m->replies_counted = m->replies.cap;
 }
 
+/* A remote batch's hint for item j (shard/prefetch.h): the key at the
+ * command's first key position. */
+static void ahead_item(shard *s, const msg *m, uint32_t j, prefetch_ring *r) {
+    prefetch_none(r, j);
+    if (j >= m->nitems) return;
+    const batch_item *it = &m->items[j];
+    const command *cmd = it->cmd;
+    if (cmd->keys || cmd->first <= 0 || (uint32_t)cmd->first >= it->argc) return;
+    const char *p = m->args.p + it->args;
+    uint64_t l;
+    for (int i = 0;; i++) {
+        memcpy(&l, p, 8);
+        if (i == cmd->first) break;
+        p += 8 + l;
+    }
+    prefetch_key(r, j, s, it->dbid, p + 8, (size_t)l);
+}
+
 int shard_run_batch_items(shard *s, msg *m, int check) {
     const char *sargv[16];
     size_t sargl[16];
     cmd_ctx last_exec = {0};
+    prefetch_ring pr;
+    int ahead = m->nitems - m->done_items > 2;
+    if (ahead)
+        for (uint32_t j = m->done_items; j < m->done_items + PREFETCH_AHEAD; j++)
+            ahead_item(s, m, j, &pr);
     for (; m->done_items < m->nitems; m->done_items++) {
         batch_item *it = &m->items[m->done_items];
+        if (ahead) {
+            prefetch_entry(&pr, m->done_items + PREFETCH_AHEAD / 2);
+            ahead_item(s, m, m->done_items + PREFETCH_AHEAD, &pr);
+        }
         const char **argv = sargv;
         size_t *argl = sargl;
         if (it->argc > 16) {

@@ -11,7 +11,9 @@
  * hitting the 64 KB limits legitimately depends on how much has arrived).
  * Every result is checked against the parser's contract: argument counts
  * and spans inside the buffer, errors carry a message, an empty command
- * consumes bytes. */
+ * consumes bytes. resp_peek (the pipeline lookahead's look at a command)
+ * runs before each parse: it stays inside the bytes, and a command it
+ * sees whole is the one the parser then reads. */
 #include "lib/buf.h"
 #include "lib/mem.h"
 #include "proto/resp.h"
@@ -67,7 +69,20 @@ static void record_done(buf *log, resp_parser *p, const buf *b) {
 static int drain(resp_parser *p, buf *b, buf *log, const feeder *f) {
     for (;;) {
         size_t before = p->start;
+        /* resp_peek on the same bytes: inside them, and where it sees a
+         * whole command the parser sees the same one */
+        size_t used = 0, a1l = 0;
+        const char *a1 = NULL, *base = p->start < b->len ? b->p + p->start : NULL;
+        int pk = base && resp_peek(base, b->len - p->start, &used, &a1, &a1l);
+        if (pk) {
+            CHECK(used > 0 && used <= b->len - p->start);
+            CHECK(a1 == NULL || (a1 > base && a1 + a1l <= base + used));
+        }
         int r = resp_parse(p, b);
+        if (pk && r == RESP_DONE && !p->inline_copy) {
+            CHECK(p->cur - p->start == used);
+            CHECK(p->argc >= 2 ? a1 == b->p + p->off[1] && a1l == p->len[1] : a1 == NULL);
+        }
         if (r == RESP_MORE) break;
         if (r == RESP_ERROR) {
             CHECK(p->err != NULL);

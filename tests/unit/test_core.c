@@ -194,8 +194,28 @@ static void test_util(void) {
     }
 }
 
+/* resp_peek: whole multibulk commands only, never past the bytes given. */
+static void test_resp_peek(void) {
+    const char *in = "*2\r\n$3\r\nGET\r\n$3\r\nk\r\n\r\n*1\r\n$4\r\nPING\r\n";
+    size_t n = strlen(in), used = 0, kl = 0;
+    const char *key = NULL;
+    CHECK(resp_peek(in, n, &used, &key, &kl) == 1);
+    CHECK(used == 22 && kl == 3 && key == in + 17 && memcmp(key, "k\r\n", 3) == 0);
+    CHECK(resp_peek(in + used, n - used, &used, &key, &kl) == 1);
+    CHECK(used == 14 && key == NULL);
+    for (size_t cut = 0; cut < 22; cut++) /* any prefix of a command: not there yet */
+        CHECK(resp_peek(in, cut, &used, &key, &kl) == 0);
+    CHECK(resp_peek("PING\r\n", 6, &used, &key, &kl) == 0);            /* inline */
+    CHECK(resp_peek("*0\r\n", 4, &used, &key, &kl) == 0);              /* empty */
+    CHECK(resp_peek("*-1\r\n", 5, &used, &key, &kl) == 0);             /* null */
+    CHECK(resp_peek("*1\r\n$-1\r\n", 9, &used, &key, &kl) == 0);      /* null argument */
+    CHECK(resp_peek("*1025\r\n", 7, &used, &key, &kl) == 0);           /* too many to look at */
+    CHECK(resp_peek("*1\r\n$99999999999999999999\r\n", 29, &used, &key, &kl) == 0);
+}
+
 int main(void) {
     test_resp_roundtrip();
+    test_resp_peek();
     test_table();
     test_ring();
     test_util();

@@ -1,0 +1,43 @@
+/* prefetch.h - lookahead over a batch of key commands.
+ *
+ * A lookup in a large keyspace waits for two cache misses, the bucket and
+ * then the entry, one lookup after another. A batch that knows its next
+ * commands (a pipeline's in the read buffer, a remote batch's items) gives
+ * the hints PREFETCH_AHEAD commands ahead: the bucket of command j when
+ * command j - PREFETCH_AHEAD runs, the first entry of its chain (the
+ * bucket is in cache by then) when command j - PREFETCH_AHEAD / 2 runs,
+ * so that the misses of several commands overlap. Only hints: a wrong key
+ * (a command whose first argument is not its key) costs a hash and a
+ * cache line, nothing else. */
+#ifndef SHOAL_SHARD_PREFETCH_H
+#define SHOAL_SHARD_PREFETCH_H
+
+#include "shard/shard.h"
+#include "shard/db.h"
+#include "server/config.h"
+
+#define PREFETCH_AHEAD 8
+
+typedef struct prefetch_ring {
+    uint64_t h[PREFETCH_AHEAD];
+    const table *t[PREFETCH_AHEAD]; /* NULL: no hint for that command */
+} prefetch_ring;
+
+static inline void prefetch_none(prefetch_ring *r, uint32_t j) { r->t[j % PREFETCH_AHEAD] = NULL; }
+
+/* Command j names key in database dbid: its bucket, if the key is s's. */
+static inline void prefetch_key(prefetch_ring *r, uint32_t j, shard *s, uint32_t dbid, const char *key, size_t klen) {
+    prefetch_none(r, j);
+    if (dbid >= (uint32_t)cfg.databases_i || shard_of_key(key, klen) != s->id) return;
+    const table *t = s->dbs[dbid].t;
+    if (!t || !table_size(t)) return;
+    r->h[j % PREFETCH_AHEAD] = hash_bytes(key, klen);
+    r->t[j % PREFETCH_AHEAD] = t;
+    table_prefetch_bucket(t, r->h[j % PREFETCH_AHEAD]);
+}
+
+static inline void prefetch_entry(const prefetch_ring *r, uint32_t j) {
+    if (r->t[j % PREFETCH_AHEAD]) table_prefetch_entry(r->t[j % PREFETCH_AHEAD], r->h[j % PREFETCH_AHEAD]);
+}
+
+#endif
