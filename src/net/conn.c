@@ -456,7 +456,7 @@ static void conn_look_ahead(conn *c, conn_ahead *a, uint32_t i) {
         else prefetch_none(&a->r, a->seen);
         a->seen++;
     }
-    if (a->seen > i + PREFETCH_AHEAD / 2) prefetch_entry(&a->r, i + PREFETCH_AHEAD / 2);
+    if (a->seen > i + PREFETCH_AHEAD / 2) prefetch_entry(&a->r, i + PREFETCH_AHEAD / 2, c->sh);
 }
 
 void conn_process(conn *c) {
@@ -466,7 +466,8 @@ void conn_process(conn *c) {
         return;
     }
     /* the lookahead, for a pipeline (more than a command or two in) */
-    conn_ahead ahead = {.at = c->rp.start, .on = c->qbuf.len > c->rp.start + 256};
+    /* (not while the shard is locked: its tables are the holder's then) */
+    conn_ahead ahead = {.at = c->rp.start, .on = c->qbuf.len > c->rp.start + 256 && !sh->locked_n};
     uint32_t ran = 0;
     while (!c->closed && !conn_waits(c) && !c->tx_stalled && !c->held && !c->blocked && !c->postponed &&
            !(c->s.flags & SESS_CLOSE_AFTER_REPLY)) {
@@ -488,7 +489,7 @@ void conn_process(conn *c) {
             c->rerunning = 0;
             continue;
         }
-        if (ahead.on || ahead.seen > ran) conn_look_ahead(c, &ahead, ran);
+        if ((ahead.on || ahead.seen > ran) && !sh->locked_n) conn_look_ahead(c, &ahead, ran);
         ran++;
         c->rp.unauth = !c->s.authed && c->s.user;
         int r = resp_parse(&c->rp, &c->qbuf);

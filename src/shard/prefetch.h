@@ -20,10 +20,12 @@
 
 typedef struct prefetch_ring {
     uint64_t h[PREFETCH_AHEAD];
-    const table *t[PREFETCH_AHEAD]; /* NULL: no hint for that command */
+    /* the database plus one, 0: no hint for that command. Not the table:
+     * a command between the two hints may replace it (FLUSHDB, SWAPDB) */
+    uint32_t db1[PREFETCH_AHEAD];
 } prefetch_ring;
 
-static inline void prefetch_none(prefetch_ring *r, uint32_t j) { r->t[j % PREFETCH_AHEAD] = NULL; }
+static inline void prefetch_none(prefetch_ring *r, uint32_t j) { r->db1[j % PREFETCH_AHEAD] = 0; }
 
 /* Command j names key in database dbid: its bucket, if the key is s's. */
 static inline void prefetch_key(prefetch_ring *r, uint32_t j, shard *s, uint32_t dbid, const char *key, size_t klen) {
@@ -32,12 +34,16 @@ static inline void prefetch_key(prefetch_ring *r, uint32_t j, shard *s, uint32_t
     const table *t = s->dbs[dbid].t;
     if (!t || !table_size(t)) return;
     r->h[j % PREFETCH_AHEAD] = hash_bytes(key, klen);
-    r->t[j % PREFETCH_AHEAD] = t;
+    r->db1[j % PREFETCH_AHEAD] = dbid + 1;
     table_prefetch_bucket(t, r->h[j % PREFETCH_AHEAD]);
 }
 
-static inline void prefetch_entry(const prefetch_ring *r, uint32_t j) {
-    if (r->t[j % PREFETCH_AHEAD]) table_prefetch_entry(r->t[j % PREFETCH_AHEAD], r->h[j % PREFETCH_AHEAD]);
+/* Command j's chain entry (its bucket hint went out earlier). */
+static inline void prefetch_entry(const prefetch_ring *r, uint32_t j, shard *s) {
+    uint32_t d = r->db1[j % PREFETCH_AHEAD];
+    if (!d) return;
+    const table *t = s->dbs[d - 1].t;
+    if (t && table_size(t)) table_prefetch_entry(t, r->h[j % PREFETCH_AHEAD]);
 }
 
 #endif

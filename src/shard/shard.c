@@ -259,14 +259,14 @@ int shard_run_batch_items(shard *s, msg *m, int check) {
     size_t sargl[16];
     cmd_ctx last_exec = {0};
     prefetch_ring pr;
-    int ahead = m->nitems - m->done_items > 2;
+    int ahead = m->nitems - m->done_items > 2 && !s->locked_n; /* (locked: its tables are the holder's) */
     if (ahead)
         for (uint32_t j = m->done_items; j < m->done_items + PREFETCH_AHEAD; j++)
             ahead_item(s, m, j, &pr);
     for (; m->done_items < m->nitems; m->done_items++) {
         batch_item *it = &m->items[m->done_items];
-        if (ahead) {
-            prefetch_entry(&pr, m->done_items + PREFETCH_AHEAD / 2);
+        if (ahead && !s->locked_n) {
+            prefetch_entry(&pr, m->done_items + PREFETCH_AHEAD / 2, s);
             ahead_item(s, m, m->done_items + PREFETCH_AHEAD, &pr);
         }
         const char **argv = sargv;
