@@ -465,9 +465,9 @@ void conn_process(conn *c) {
         conn_close(c);
         return;
     }
-    /* the lookahead, for a pipeline (more than a command or two in) */
-    /* (not while the shard is locked: its tables are the holder's then) */
-    conn_ahead ahead = {.at = c->rp.start, .on = c->qbuf.len > c->rp.start + 256 && !sh->locked_n};
+    /* the lookahead, for a pipeline (more than a command or two in); none
+     * while the shard is locked (its tables are the holder's then) */
+    conn_ahead ahead = {.at = c->rp.start, .on = c->qbuf.len > c->rp.start + 256};
     uint32_t ran = 0;
     while (!c->closed && !conn_waits(c) && !c->tx_stalled && !c->held && !c->blocked && !c->postponed &&
            !(c->s.flags & SESS_CLOSE_AFTER_REPLY)) {

@@ -38,6 +38,18 @@ batch_item *msg_batch_add(msg *m, const struct command *cmd, int argc, const cha
     return it;
 }
 
+const char *msg_batch_arg(const msg *m, const batch_item *it, uint32_t i, size_t *len) {
+    const char *p = m->args.p + it->args;
+    uint64_t l;
+    for (;;) {
+        memcpy(&l, p, 8);
+        if (i-- == 0) break;
+        p += 8 + l;
+    }
+    *len = (size_t)l;
+    return p + 8;
+}
+
 void msg_batch_args(const msg *m, const batch_item *it, const char **argv, size_t *argl) {
     const char *p = m->args.p + it->args;
     for (uint32_t i = 0; i < it->argc; i++) {

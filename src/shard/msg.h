@@ -79,4 +79,6 @@ void msg_free(msg *m);
 batch_item *msg_batch_add(msg *m, const struct command *cmd, int argc, const char **argv, const size_t *argl);
 /* Argument pointers of an item (argv/argl arrays of item->argc). */
 void msg_batch_args(const msg *m, const batch_item *it, const char **argv, size_t *argl);
+/* Argument i (< it->argc) of item it alone, and its length. */
+const char *msg_batch_arg(const msg *m, const batch_item *it, uint32_t i, size_t *len);
 #endif

@@ -244,14 +244,9 @@ static void ahead_item(shard *s, const msg *m, uint32_t j, prefetch_ring *r) {
     const batch_item *it = &m->items[j];
     const command *cmd = it->cmd;
     if (cmd->keys || cmd->first <= 0 || (uint32_t)cmd->first >= it->argc) return;
-    const char *p = m->args.p + it->args;
-    uint64_t l;
-    for (int i = 0;; i++) {
-        memcpy(&l, p, 8);
-        if (i == cmd->first) break;
-        p += 8 + l;
-    }
-    prefetch_key(r, j, s, it->dbid, p + 8, (size_t)l);
+    size_t klen;
+    const char *key = msg_batch_arg(m, it, (uint32_t)cmd->first, &klen);
+    prefetch_key(r, j, s, it->dbid, key, klen);
 }
 
 int shard_run_batch_items(shard *s, msg *m, int check) {

@@ -162,6 +162,8 @@ def test_client_kill_closes_before_next_command(r, server):
     killed = r.execute_command("CLIENT", "KILL", "SKIPME", "yes")
     assert killed == n - 1
     assert r.info("clients")["connected_clients"] == 1
+    # gone already: a second kill right after finds none of them
+    assert r.execute_command("CLIENT", "KILL", "SKIPME", "yes") == 0
     for o in others:
         o.close()
 
