@@ -63,8 +63,9 @@ typedef struct shard {
     uint64_t lease_busy, lease_drop_after; /* holder: used by the running transaction / to go when it ends */
     uint64_t lease_offered;  /* granter: coordinators granted a part it may keep, while locked */
     int recall_sent;         /* granter: RECALL went to them since the last offer */
-    struct tx_part *part_pool; /* parts ended here, kept with their buffers for reuse (tx.c) */
+    struct tx_part *part_pool; /* this shard's parts, kept with their buffers for reuse (tx.c) */
     int part_pool_n;
+    struct tx_part *part_back; /* its parts that ended on other shards: a stack they push to (tx.c) */
     struct conn *pending_head, *pending_tail;  /* connections with unprocessed input */
     struct conn *write_head;                   /* connections with replies to write */
     struct conn *conns;                        /* every connection of this shard */

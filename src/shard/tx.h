@@ -72,6 +72,7 @@ typedef struct tx_part {
     uint8_t solo;       /* the last lock its transaction takes: it runs and lets its locks go at the grant */
     uint8_t lease_ok;   /* granted whole by an idle shard: the coordinator may keep it (a lease) */
     uint8_t leased;     /* stands for its shard's lease: never sent */
+    uint8_t home;       /* the shard whose thread allocated it (and its buffers): its pool takes it back */
     tx_key *keys;
     uint32_t nkeys, capkeys;
 } tx_part;
