@@ -22,6 +22,7 @@
 #include "shard/latency.h"
 #include "shard/msg.h"
 #include "shard/pause.h"
+#include "shard/prefetch.h"
 #include "shard/shard.h"
 #include "shard/slowlog.h"
 #include "net/conn.h"
@@ -140,6 +141,17 @@ static void slowlog_push_redacted(cmd_ctx *c) {
 
 __thread int64_t dispatch_frozen_ms;
 
+/* A command over two or more keys by its first/last/step: its keys' table
+ * lines, before it looks them up (shard/prefetch.h). A pipeline's
+ * lookahead hints only each command's first key. */
+static void prefetch_cmd_keys(cmd_ctx *c) {
+    const command *cmd = c->cmd;
+    if (cmd->first <= 0 || cmd->step <= 0 || cmd->last == cmd->first || c->argc < cmd->first + 1 + cmd->step) return;
+    int last = cmd->last < 0 ? c->argc + cmd->last : cmd->last;
+    if (last >= c->argc) last = c->argc - 1;
+    prefetch_keys(c->sh, (uint32_t)c->dbid, c->argv, c->argl, cmd->first, last, cmd->step);
+}
+
 void exec_command(cmd_ctx *c) {
     shard *sh = c->sh;
     int64_t t0 = clock_ns();
@@ -149,6 +161,7 @@ void exec_command(cmd_ctx *c) {
     db_write_lookup = (c->cmd->flags & CMD_WRITE) != 0; /* a replica's reads leave expired keys (shard/db.h) */
     if ((c->cmd->flags & CMD_WRITE) && !c->scratch) dispatch_before_write(c); /* scratch: its places do it */
     size_t reply_at = c->out->len;
+    prefetch_cmd_keys(c);
     c->cmd->proc(c);
     /* CLIENT TRACKING: the keys it read (a script's: slua's calls do it) */
     if ((c->cmd->flags & (CMD_READONLY | CMD_HOME)) == CMD_READONLY && (client_word(c) & 1))
