@@ -251,7 +251,15 @@ def test_config_set_maxmemory_evicts_at_once(spawn):
     c.config_set("maxmemory", before - 200 * 1024)
     # the eviction happened inside CONFIG SET: the next command sees it
     assert stat(c, "evicted_keys") > 500
-    assert used(c) < before - 200 * 1024 + 8192
+    # and brought the memory under the new limit. At 4 shards on a loaded
+    # machine (CI, under ASan) the INFO right after can count up to about
+    # 30 KB above it that is gone 200 ms later, so the memory is read
+    # until it settles, for at most 3 s.
+    limit = before - 200 * 1024
+    deadline = time.time() + 3
+    while used(c) >= limit + 8192 and time.time() < deadline:
+        time.sleep(0.05)
+    assert used(c) < limit + 8192
     c.config_set("maxmemory", 0)
     assert c.dbsize() == 3000 - stat(c, "evicted_keys")
 
