@@ -143,13 +143,15 @@ __thread int64_t dispatch_frozen_ms;
 
 /* A command over two or more keys by its first/last/step: its keys' table
  * lines, before it looks them up (shard/prefetch.h). A pipeline's
- * lookahead hints only each command's first key. */
+ * lookahead hints only each command's first key. (Commands with a keys
+ * function are left out: the function's cost on every call is not
+ * measured.) */
 static void prefetch_cmd_keys(cmd_ctx *c) {
     const command *cmd = c->cmd;
-    if (cmd->first <= 0 || cmd->step <= 0 || cmd->last == cmd->first || c->argc < cmd->first + 1 + cmd->step) return;
-    int last = cmd->last < 0 ? c->argc + cmd->last : cmd->last;
-    if (last >= c->argc) last = c->argc - 1;
-    prefetch_keys(c->sh, (uint32_t)c->dbid, c->argv, c->argl, cmd->first, last, cmd->step);
+    if (cmd->keys || cmd->last == cmd->first || c->argc < 3) return; /* a key at most */
+    int pos[PREFETCH_MANY];
+    int n = cmd_key_positions(cmd, c->argc, c->argv, c->argl, pos, PREFETCH_MANY);
+    if (n > 1) prefetch_keys(c->sh, (uint32_t)c->dbid, c->argv, c->argl, pos, n);
 }
 
 void exec_command(cmd_ctx *c) {

@@ -47,22 +47,21 @@ static inline void prefetch_entry(const prefetch_ring *r, uint32_t j, shard *s) 
 }
 
 /* One command over several keys (MGET, MSET, DEL, EXISTS ...): the
- * buckets of up to PREFETCH_MANY of its keys (argv[first], then every
- * step-th up to last), then their chains' first entries, before it runs,
- * so that the misses of its lookups overlap. A multi-key command's keys
- * are all this shard's (a part carries only its shard's); a key that is
- * not costs a hash and a line. */
+ * buckets of its keys at argv[pos[0..n)] (n <= PREFETCH_MANY), then their
+ * chains' first entries, before it runs, so that the misses of its
+ * lookups overlap. A multi-key command's keys are all this shard's (a
+ * part carries only its shard's); a key that is not costs a hash and a
+ * line. */
 #define PREFETCH_MANY 16
-static inline void prefetch_keys(shard *s, uint32_t dbid, const char *const *argv, const size_t *argl, int first,
-                                 int last, int step) {
-    if (dbid >= (uint32_t)cfg.databases_i) return;
+static inline void prefetch_keys(shard *s, uint32_t dbid, const char *const *argv, const size_t *argl, const int *pos,
+                                 int n) {
+    if (dbid >= (uint32_t)cfg.databases_i || n > PREFETCH_MANY) return;
     const table *t = s->dbs[dbid].t;
     if (!t || !table_size(t)) return;
     uint64_t h[PREFETCH_MANY];
-    int n = 0;
-    for (int i = first; i <= last && n < PREFETCH_MANY; i += step) {
-        h[n] = hash_bytes(argv[i], argl[i]);
-        table_prefetch_bucket(t, h[n++]);
+    for (int k = 0; k < n; k++) {
+        h[k] = hash_bytes(argv[pos[k]], argl[pos[k]]);
+        table_prefetch_bucket(t, h[k]);
     }
     for (int k = 0; k < n; k++) table_prefetch_entry(t, h[k]);
 }
