@@ -288,6 +288,8 @@ uint64_t dispatch_route_mask(session *s, const command *cmd, int argc, const cha
     int to = cmd->route ? cmd->route(argc, argv, argl, nshards) : ROUTE_KEYS;
     if ((cmd->flags & CMD_ALLSHARDS) || to == ROUTE_ALL) return nshards >= 64 ? ~0ull : (1ull << nshards) - 1;
     if (to != ROUTE_KEYS) return to >= 0 && to < nshards ? 1ull << to : 0;
+    if (s->hint_key && cmd->first == 1 && cmd->last == 1 && !cmd->keys && argc > 1 && argv[1] == s->hint_key)
+        return 1ull << s->hint_owner; /* its one key: the lookahead hashed it (net/conn.c) */
     uint64_t mask = 0;
     cmd_each_key(cmd, argc, argv, argl, add_shard_of, &mask);
     return mask;

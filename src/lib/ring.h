@@ -44,6 +44,14 @@ static inline void *ring_pop(ring *r) {
     return m;
 }
 
+/* The message i places behind the oldest (0: the one ring_pop returns
+ * next), or NULL when fewer are queued. Consumer only; it stays queued. */
+static inline void *ring_peek(ring *r, uint64_t i) {
+    uint64_t h = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+    uint64_t t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+    return t - h > i ? r->slot[(h + i) & r->mask] : NULL;
+}
+
 static inline int ring_empty(ring *r) {
     return __atomic_load_n(&r->head, __ATOMIC_RELAXED) == __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 }

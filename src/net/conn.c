@@ -441,6 +441,12 @@ typedef struct conn_ahead {
     size_t at;     /* where in qbuf the next command to look at starts */
     int on;        /* 0 once it stopped */
     uint32_t seen; /* commands looked at */
+    uint32_t qgen; /* the query buffer's qgen when they were */
+    /* each command's second argument (NULL: none) and the shard that owns
+     * it as a key: dispatch takes it from here (conn_route_hint) */
+    const char *key[PREFETCH_AHEAD];
+    size_t klen[PREFETCH_AHEAD];
+    int owner[PREFETCH_AHEAD];
 } conn_ahead;
 
 static void conn_look_ahead(conn *c, conn_ahead *a, uint32_t i) {
@@ -452,8 +458,15 @@ static void conn_look_ahead(conn *c, conn_ahead *a, uint32_t i) {
             break;
         }
         a->at += used;
-        if (key) prefetch_key(&a->r, a->seen, c->sh, (uint32_t)c->s.db, key, klen);
-        else prefetch_none(&a->r, a->seen);
+        uint32_t k = a->seen % PREFETCH_AHEAD;
+        a->key[k] = key;
+        if (key) {
+            a->klen[k] = klen;
+            a->owner[k] = shard_of_key(key, klen);
+            prefetch_key(&a->r, a->seen, c->sh, (uint32_t)c->s.db, key, klen, a->owner[k]);
+        } else {
+            prefetch_none(&a->r, a->seen);
+        }
         a->seen++;
     }
     if (a->seen > i + PREFETCH_AHEAD / 2) prefetch_entry(&a->r, i + PREFETCH_AHEAD / 2, c->sh);
@@ -467,7 +480,7 @@ void conn_process(conn *c) {
     }
     /* the lookahead, for a pipeline (more than a command or two in); none
      * while the shard is locked (its tables are the holder's then) */
-    conn_ahead ahead = {.at = c->rp.start, .on = c->qbuf.len > c->rp.start + 256};
+    conn_ahead ahead = {.at = c->rp.start, .on = c->qbuf.len > c->rp.start + 256, .qgen = c->qgen};
     uint32_t ran = 0;
     while (!c->closed && !conn_waits(c) && !c->tx_stalled && !c->held && !c->blocked && !c->postponed &&
            !(c->s.flags & SESS_CLOSE_AFTER_REPLY)) {
@@ -529,7 +542,16 @@ void conn_process(conn *c) {
             break;
         }
         c->cur_argc = argc;
+        /* the key's shard as the lookahead worked it out: when the peeked
+         * bytes are this command's second argument, unmoved since */
+        uint32_t k = (ran - 1) % PREFETCH_AHEAD;
+        if (ahead.seen >= ran && ahead.qgen == c->qgen && argc > 1 && ahead.key[k] == c->argv[1] &&
+            ahead.klen[k] == c->argl[1]) {
+            c->s.hint_key = c->argv[1];
+            c->s.hint_owner = ahead.owner[k];
+        }
         int later = dispatch_command(&c->s, argc, c->argv, c->argl) == DISPATCH_LATER;
+        c->s.hint_key = NULL;
         c->cur_argc = 0;
         if (later) {
             resp_rewind(&c->rp); /* parsed again when it may run */
@@ -553,6 +575,7 @@ void conn_process(conn *c) {
     if (c->rp.start > 0 && (!c->waiting || c->chain_n)) { /* (a chain's transactions keep copies) */
         size_t n = c->rp.start;
         buf_consume(&c->qbuf, n);
+        c->qgen++;
         resp_shift(&c->rp, n);
     }
     /* A big argument's header is in: room for exactly the rest of it now,
@@ -560,7 +583,10 @@ void conn_process(conn *c) {
      * the next power of two at the next read). */
     if (c->rp.bulk >= CONN_BIG_ARG && c->qbuf.len >= c->rp.cur) {
         size_t have = c->qbuf.len - c->rp.cur, need = (size_t)c->rp.bulk + 2;
-        if (need > have && c->qbuf.cap - c->qbuf.len < need - have) buf_grow_exact(&c->qbuf, need - have);
+        if (need > have && c->qbuf.cap - c->qbuf.len < need - have) {
+            buf_grow_exact(&c->qbuf, need - have);
+            c->qgen++;
+        }
     }
     cevict_update(c); /* its buffers, replies, MULTI queue... may have grown */
 }
@@ -611,6 +637,7 @@ static void read_small(conn *c) {
         size_t want = (size_t)n >= 1024 ? sizeof rscratch : (size_t)n;
         if (c->qbuf.cap < want) buf_grow_exact(&c->qbuf, want);
         memcpy(c->qbuf.p, rscratch, (size_t)n);
+        c->qgen++;
     }
     read_done(c, n);
 }
@@ -626,6 +653,7 @@ void conn_on_readable(conn *c) {
         return;
     }
     buf_reserve(&c->qbuf, want);
+    c->qgen++;
     if (__builtin_expect(c->ssl != NULL, 0)) {
         read_tls(c);
         return;
@@ -674,7 +702,10 @@ static void write_out(conn *c) {
 
 void conn_shrink_idle(conn *c, int64_t now) {
     /* (the reply buffer keeps at most rbuf_keep: conn_cron, rbuf_trim) */
-    if (c->qbuf.cap && !c->qbuf.len && !c->in_pending && now - c->last_io_ms >= 2000) buf_free(&c->qbuf);
+    if (c->qbuf.cap && !c->qbuf.len && !c->in_pending && now - c->last_io_ms >= 2000) {
+        buf_free(&c->qbuf);
+        c->qgen++;
+    }
     /* an empty reply buffer of a connection idle both ways (a subscriber
      * whose channels went quiet): its next reply allocates rbuf_keep again */
     if (c->out.cap && !c->out.len && !c->sq_head && now - c->last_io_ms >= 2000 && now - c->last_out_ms >= 2000)
@@ -686,6 +717,7 @@ void conn_shrink_idle(conn *c, int64_t now) {
     int quiet = !c->in_pending && !c->waiting && !c->held && !c->blocked && !c->tx_stalled && !c->postponed;
     if (quiet && c->qbuf.cap > 32 * 1024 && c->qbuf_peak < c->qbuf.cap / 2) {
         size_t want = c->qbuf_peak > c->qbuf.len ? c->qbuf_peak : c->qbuf.len;
+        c->qgen++;
         if (want == 0) {
             buf_free(&c->qbuf);
         } else {
@@ -734,6 +766,11 @@ void conn_write_all(shard *sh) {
          * writes a pipeline's replies once (the command's end schedules
          * the write again) */
         if (c->waiting && c->qbuf.len > c->rp.start && c->out.len - c->out_pos < CONN_RBUF_CHUNK) continue;
+        /* replies of a pipeline wait for its commands out on other shards
+         * (in a batch or a split transaction: neither blocks), so the
+         * pipeline's replies go in one write, not one before the remote
+         * replies and one after (the answer's arrival schedules it again) */
+        if ((c->batch_out || c->txs) && !c->closed && c->out.len - c->out_pos < CONN_RBUF_CHUNK) continue;
         if (!c->closed) {
             write_out(c);
             cevict_update(c); /* what the socket did not take still counts */

@@ -49,6 +49,10 @@ typedef struct session {
     int authed;            /* authenticated (or the default user needed no password) */
     struct ps_sess *pubsub; /* Pub/Sub subscriptions (shard/pubsub.h) */
     struct trk_sess *tracking; /* CLIENT TRACKING state (shard/tracking.h) */
+    /* while its command is dispatched: argv[1], when the pipeline's
+     * lookahead already worked out which shard owns it as a key */
+    const char *hint_key;
+    int hint_owner;
 } session;
 
 typedef struct slot {
@@ -62,6 +66,7 @@ typedef struct conn {
     int fd;
     struct shard *sh;
     buf qbuf;
+    uint32_t qgen; /* changes whenever bytes in qbuf may move (shard/prefetch.h's lookahead) */
     resp_parser rp;
     const char **argv;
     size_t *argl;
@@ -72,6 +77,7 @@ typedef struct conn {
     size_t out_pos;
     slot *sq_head, *sq_tail;
     int inflight;          /* remote commands and transactions outstanding */
+    int batch_out;         /* of those, commands in remote batches */
     struct tx *waiting;    /* transaction this connection waits for */
     struct tx *wait_tail;  /* the last of waiting's chain (shard/tx.h, tx_begin_chained) */
     int chain_n;           /* transactions in that chain while it takes more; 0: it takes none */

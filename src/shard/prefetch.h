@@ -27,15 +27,24 @@ typedef struct prefetch_ring {
 
 static inline void prefetch_none(prefetch_ring *r, uint32_t j) { r->db1[j % PREFETCH_AHEAD] = 0; }
 
-/* Command j names key in database dbid: its bucket, if the key is s's. */
-static inline void prefetch_key(prefetch_ring *r, uint32_t j, shard *s, uint32_t dbid, const char *key, size_t klen) {
+/* Command j names key in database dbid, a key of s's: its bucket. */
+static inline void prefetch_key_here(prefetch_ring *r, uint32_t j, shard *s, uint32_t dbid, const char *key,
+                                     size_t klen) {
     prefetch_none(r, j);
-    if (dbid >= (uint32_t)cfg.databases_i || shard_of_key(key, klen) != s->id) return;
+    if (dbid >= (uint32_t)cfg.databases_i) return;
     const table *t = s->dbs[dbid].t;
     if (!t || !table_size(t)) return;
     r->h[j % PREFETCH_AHEAD] = hash_bytes(key, klen);
     r->db1[j % PREFETCH_AHEAD] = dbid + 1;
     table_prefetch_bucket(t, r->h[j % PREFETCH_AHEAD]);
+}
+
+/* Command j names key in database dbid, a key of shard owner's: its
+ * bucket, if that is s. */
+static inline void prefetch_key(prefetch_ring *r, uint32_t j, shard *s, uint32_t dbid, const char *key, size_t klen,
+                                int owner) {
+    if (owner == s->id) prefetch_key_here(r, j, s, dbid, key, klen);
+    else prefetch_none(r, j);
 }
 
 /* Command j's chain entry (its bucket hint went out earlier). */

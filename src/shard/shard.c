@@ -46,7 +46,7 @@
 shard *shards[MAX_SHARDS];
 int nshards;
 int shards_running;
-unsigned short slot_to_shard[16384];
+uint64_t shard_mod_m;
 static _Thread_local shard *self;
 #define TAG_LISTENER 1
 #define TAG_WAKE 2
@@ -87,7 +87,7 @@ uint64_t shard_rand(shard *s) {
 int shard_create_all(int n) {
     if (n < 1 || n > MAX_SHARDS) return -1;
     nshards = n;
-    for (int i = 0; i < 16384; i++) slot_to_shard[i] = (unsigned short)(i % n);
+    shard_mod_m = ~0ull / (uint64_t)n + 1;
     int ndb = (int)cfg.databases_i;
     for (int i = 0; i < n; i++) {
         shard *s = zcalloc(sizeof *s);
@@ -237,7 +237,8 @@ static inline void count_replies(msg *m) {
 }
 
 /* A remote batch's hint for item j (shard/prefetch.h): the key at the
- * command's first key position. */
+ * command's first key position. The batch's keys are this shard's (its
+ * sender routed them here), so no slot is worked out again. */
 static void ahead_item(shard *s, const msg *m, uint32_t j, prefetch_ring *r) {
     prefetch_none(r, j);
     if (j >= m->nitems) return;
@@ -246,7 +247,7 @@ static void ahead_item(shard *s, const msg *m, uint32_t j, prefetch_ring *r) {
     if (cmd->keys || cmd->first <= 0 || (uint32_t)cmd->first >= it->argc) return;
     size_t klen;
     const char *key = msg_batch_arg(m, it, (uint32_t)cmd->first, &klen);
-    prefetch_key(r, j, s, it->dbid, key, klen);
+    prefetch_key_here(r, j, s, it->dbid, key, klen);
 }
 
 int shard_run_batch_items(shard *s, msg *m, int check) {
@@ -325,9 +326,18 @@ static void batch_done(shard *s, msg *m) {
         batch_item *it = &m->items[i];
         conn *c = it->conn;
         if (it->slow && !c->closed) shard_slowlog_item(s, m, it, &c->s);
-        buf_add(&it->slot->data, m->replies.p + it->reply, it->reply_len);
+        const char *reply = m->replies.p + it->reply;
+        if (c->closed || it->slot->discard) {
+            /* nobody reads it */
+        } else if (it->slot == c->sq_head) { /* the next reply due: to the output at once, not copied twice */
+            if (c->out.len == c->out_pos) c->out.len = c->out_pos = 0;
+            buf_add(&c->out, reply, it->reply_len);
+        } else {
+            buf_add(&it->slot->data, reply, it->reply_len);
+        }
         it->slot->ready = 1;
         c->inflight--;
+        c->batch_out--;
         if (own) c->held = 0;
         if (!c->closed) {
             conn_slots_flush(c);
@@ -349,6 +359,7 @@ batch_item *shard_batch_add(msg *m, session *s, const command *cmd, int argc, co
     it->resp = (uint8_t)s->resp;
     it->client = tracking_word(s, cmd);
     s->conn->inflight++;
+    s->conn->batch_out++;
     return it;
 }
 
@@ -401,13 +412,49 @@ static inline void safe_point(shard *s) {
     cevict_poll(s);
 }
 
+/* Lookahead over a ring's queued messages. A message, its items, its
+ * arguments, its replies (and a transaction part's keys) were written by
+ * the sending shard's CPU, so the first touch of each misses the cache,
+ * and the misses came one after another: handle() reading the type, the
+ * items, the arguments. When message k is handled, the lines of message
+ * k + DRAIN_AHEAD are asked for, and the buffers of message
+ * k + DRAIN_AHEAD / 2 (its lines came meanwhile), so several messages'
+ * misses overlap. */
+#define DRAIN_AHEAD 4
+
+/* (always inlined: a function that only prefetches counts as one with no
+ * effect, and GCC dropped the calls to its outlined copies) */
+static inline __attribute__((always_inline)) void prefetch_lines(const void *p, int lines) {
+    for (int i = 0; i < lines; i++) __builtin_prefetch((const char *)p + 64 * i);
+}
+
+/* The lines n bytes span, at most DRAIN_LINES (a long batch's later
+ * items come with the batch's own lookahead, shard_run_batch_items). */
+#define DRAIN_LINES 4
+static inline int span_lines(size_t n) { return n >= DRAIN_LINES * 64 ? DRAIN_LINES : (int)((n + 63) / 64); }
+
+static inline __attribute__((always_inline)) void drain_hint_head(const msg *m) {
+    if (m) prefetch_lines(m, 3); /* a transaction part is three lines, a message two */
+}
+
+static inline __attribute__((always_inline)) void drain_hint_body(const msg *m) {
+    if (!m) return;
+    if (m->items) prefetch_lines(m->items, span_lines(m->nitems * sizeof(batch_item)));
+    if (m->args.p) prefetch_lines(m->args.p, span_lines(m->args.len));
+    if (m->replies.p) prefetch_lines(m->replies.p, span_lines(m->replies.len));
+    if (m->type >= SM_SCHED && m->type <= SM_STEP_DONE) tx_part_hint(m);
+}
+
 int shard_drain_inbox(shard *s) {
     int n = drain_deferred(s);
     for (int from = 0; from < nshards; from++) {
         ring *r = s->inbox[from];
         if (!r) continue;
         msg *m;
+        for (int i = 0; i < DRAIN_AHEAD; i++) drain_hint_head(ring_peek(r, (uint64_t)i));
         while ((m = ring_pop(r))) {
+            drain_hint_head(ring_peek(r, DRAIN_AHEAD - 1));
+            drain_hint_body(ring_peek(r, DRAIN_AHEAD / 2 - 1));
             safe_point(s);
             handle(s, m);
             safe_point(s);

@@ -155,12 +155,20 @@ extern int shard_active_expire;
 extern int shard_cron_paused;
 extern int nshards;
 extern int shards_running; /* shard threads were started (else: inline use) */
-extern unsigned short slot_to_shard[16384];
+extern uint64_t shard_mod_m; /* ~0 / nshards + 1, for shard_of_slot */
+
+/* The shard that owns a slot: slot mod nshards, by a multiplication
+ * (Lemire's fastmod) instead of a division or a table: a 32 KB table
+ * indexed by random slots missed the first-level cache, and its load was
+ * 1.6 % of the CPU of GET -P 32 at two shards (perf). */
+static inline int shard_of_slot(unsigned slot) {
+    return (int)(((__uint128_t)(shard_mod_m * slot) * (unsigned)nshards) >> 64);
+}
 
 /* Index of the shard that owns key. */
 static inline int shard_of_key(const char *key, size_t klen) {
     if (nshards == 1) return 0;
-    return slot_to_shard[key_slot(key, klen)];
+    return shard_of_slot(key_slot(key, klen));
 }
 
 /* Creates n shards (threads are started by shard_start). */

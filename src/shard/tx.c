@@ -106,6 +106,10 @@ static void take_back(shard *sh) {
     sh->part_pool_n = 0;
 }
 
+static void prefetch_part(const tx_part *p) {
+    for (int i = 0; i < (int)sizeof *p; i += 64) __builtin_prefetch((const char *)p + i, 1);
+}
+
 static tx_part *part_new(shard *sh) {
     if (!sh->part_pool) take_back(sh);
     tx_part *p = sh->part_pool;
@@ -116,7 +120,20 @@ static tx_part *part_new(shard *sh) {
     }
     sh->part_pool = p->sq_next;
     if (sh->part_pool_n > 0) sh->part_pool_n--;
-    if (sh->part_pool) __builtin_prefetch(sh->part_pool, 1); /* the next one: maybe in another CPU's cache */
+    tx_part *n = sh->part_pool;
+    if (n) { /* maybe in another CPU's cache: the next one's buffers (its
+              * own lines were asked for at the last call), and the one after */
+        if (n->m.items) {
+            __builtin_prefetch(n->m.items, 1);
+            __builtin_prefetch((const char *)n->m.items + 64, 1);
+        }
+        if (n->m.args.p) {
+            __builtin_prefetch(n->m.args.p, 1);
+            __builtin_prefetch(n->m.args.p + 64, 1);
+        }
+        __builtin_prefetch(n->keys, 1);
+        if (n->sq_next) prefetch_part(n->sq_next);
+    }
     tx_part keep = *p; /* the buffers */
     memset(p, 0, sizeof *p);
     p->home = keep.home;

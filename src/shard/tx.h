@@ -180,6 +180,14 @@ int tx_conn_must_wait(session *s, const command *cmd, int argc, const char **arg
 
 /* Receiving side, from the inbox (m is a part's message). */
 void tx_on_message(shard *sh, msg *m);
+/* A prefetch hint for the keys of a part's message soon handled here. */
+static inline __attribute__((always_inline)) void tx_part_hint(const msg *m) {
+    const tx_part *p = (const tx_part *)m;
+    if (p->keys) {
+        __builtin_prefetch(p->keys);
+        if (p->nkeys > 4) __builtin_prefetch((const char *)p->keys + 64);
+    }
+}
 /* A command batch from shard src (BATCH): runs now, or what cannot run yet
  * is held behind the parts it conflicts with. */
 void tx_batch_arrived(shard *sh, msg *m);
