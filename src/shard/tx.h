@@ -115,7 +115,8 @@ typedef struct tx {
     void *plan;       /* cmd/'s data for merge (freed with zfree) */
     /* a split transaction: the connection does not wait for it */
     struct tx *conn_next; /* owner->txs, oldest first */
-    uint64_t bloom;       /* bit h >> 58 of each key's lock hash */
+    uint64_t bloom[4];    /* bit h >> 56 of each key's lock hash (with 64 bits, a key of a pipeline's next
+                           * MSET of 10 keys passed the filter of one in-flight MSET in seven, and scanned its keys) */
     int writes;           /* some key is locked exclusive */
     int64_t start_ns;     /* when it began (commandstats) */
     int parts_count;      /* its parts count the call (a script run on its keys' shard) */
