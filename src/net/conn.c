@@ -443,7 +443,7 @@ typedef struct conn_ahead {
     uint32_t seen; /* commands looked at */
     uint32_t qgen; /* the query buffer's qgen when they were */
     /* each command's second argument (NULL: none) and the shard that owns
-     * it as a key: dispatch takes it from here (conn_route_hint) */
+     * it as a key: dispatch takes it from here (session.hint_key) */
     const char *key[PREFETCH_AHEAD];
     size_t klen[PREFETCH_AHEAD];
     int owner[PREFETCH_AHEAD];

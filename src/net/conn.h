@@ -66,7 +66,7 @@ typedef struct conn {
     int fd;
     struct shard *sh;
     buf qbuf;
-    uint32_t qgen; /* changes whenever bytes in qbuf may move (shard/prefetch.h's lookahead) */
+    uint32_t qgen; /* changes whenever bytes in qbuf may move (conn_process's lookahead hints) */
     resp_parser rp;
     const char **argv;
     size_t *argl;

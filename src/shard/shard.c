@@ -327,13 +327,13 @@ static void batch_done(shard *s, msg *m) {
         conn *c = it->conn;
         if (it->slow && !c->closed) shard_slowlog_item(s, m, it, &c->s);
         const char *reply = m->replies.p + it->reply;
-        if (c->closed || it->slot->discard) {
-            /* nobody reads it */
-        } else if (it->slot == c->sq_head) { /* the next reply due: to the output at once, not copied twice */
-            if (c->out.len == c->out_pos) c->out.len = c->out_pos = 0;
-            buf_add(&c->out, reply, it->reply_len);
-        } else {
-            buf_add(&it->slot->data, reply, it->reply_len);
+        if (!c->closed && !it->slot->discard) { /* (else nobody reads it) */
+            if (it->slot == c->sq_head) { /* the next reply due: to the output at once, not copied twice */
+                if (c->out.len == c->out_pos) c->out.len = c->out_pos = 0;
+                buf_add(&c->out, reply, it->reply_len);
+            } else {
+                buf_add(&it->slot->data, reply, it->reply_len);
+            }
         }
         it->slot->ready = 1;
         c->inflight--;
